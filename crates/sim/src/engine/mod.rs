@@ -1,0 +1,10 @@
+//! The simulation kernel: integer-nanosecond time, a deterministic event queue and named,
+//! seeded random streams. Nothing here knows about networks.
+
+mod queue;
+mod rng;
+mod time;
+
+pub use queue::EventQueue;
+pub use rng::RngStream;
+pub use time::{serialization_ns, Nanos, NS_PER_S};

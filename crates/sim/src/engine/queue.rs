@@ -1,0 +1,99 @@
+//! Future event list: a binary heap ordered by (time, insertion number). The insertion
+//! number breaks ties first-in first-out, so events scheduled for the same nanosecond run
+//! in the order they were scheduled and a run never depends on heap internals.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::Nanos;
+
+struct Entry<E> {
+    at: Nanos,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at && self.seq == other.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest event on top.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    next_seq: u64,
+    popped: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+            popped: 0,
+        }
+    }
+}
+
+impl<E> EventQueue<E> {
+    pub fn schedule(&mut self, at: Nanos, event: E) {
+        self.heap.push(Entry {
+            at,
+            seq: self.next_seq,
+            event,
+        });
+        self.next_seq += 1;
+    }
+
+    pub fn pop(&mut self) -> Option<(Nanos, E)> {
+        let entry = self.heap.pop()?;
+        self.popped += 1;
+        Some((entry.at, entry.event))
+    }
+
+    /// Events handled so far, reported with every run as a measure of work done.
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earliest_event_comes_first() {
+        let mut q = EventQueue::default();
+        q.schedule(30, "c");
+        q.schedule(10, "a");
+        q.schedule(20, "b");
+        assert_eq!(q.pop(), Some((10, "a")));
+        assert_eq!(q.pop(), Some((20, "b")));
+        assert_eq!(q.pop(), Some((30, "c")));
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn simultaneous_events_keep_scheduling_order() {
+        let mut q = EventQueue::default();
+        for i in 0..100 {
+            q.schedule(5, i);
+        }
+        for i in 0..100 {
+            assert_eq!(q.pop(), Some((5, i)));
+        }
+        assert_eq!(q.popped(), 100);
+    }
+}

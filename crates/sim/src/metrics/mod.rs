@@ -1,0 +1,150 @@
+//! Measurements taken during a run: per-interval delivered bytes, sampled sender state,
+//! and the time the sender spent limited by each cause.
+
+use serde::Serialize;
+
+use crate::engine::{Nanos, NS_PER_S};
+use crate::tcp::{Limit, Sender};
+
+fn seconds(t: Nanos) -> f64 {
+    t as f64 / NS_PER_S as f64
+}
+
+/// Bytes delivered to the receiving application per interval. Intervals are closed on the
+/// right, (k·I, (k+1)·I], so a delivery at exactly k·I counts in interval k − 1.
+pub struct IntervalSeries {
+    interval: Nanos,
+    buckets: Vec<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SeriesOut {
+    pub t_s: Vec<f64>,
+    pub interval_bytes: Vec<u64>,
+}
+
+impl IntervalSeries {
+    pub fn new(interval: Nanos) -> Self {
+        Self {
+            interval,
+            buckets: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, at: Nanos, bytes: u64) {
+        let k = (at.saturating_sub(1) / self.interval) as usize;
+        if self.buckets.len() <= k {
+            self.buckets.resize(k + 1, 0);
+        }
+        self.buckets[k] += bytes;
+    }
+
+    /// The series up to `end`, with a last partial interval when `end` is not a multiple.
+    pub fn finish(mut self, end: Nanos) -> SeriesOut {
+        let n = end.div_ceil(self.interval) as usize;
+        self.buckets.resize(n, 0);
+        let t_s = (1..=n as u64)
+            .map(|k| seconds((k * self.interval).min(end)))
+            .collect();
+        SeriesOut {
+            t_s,
+            interval_bytes: self.buckets,
+        }
+    }
+}
+
+/// Sender state sampled at a fixed period.
+#[derive(Debug, Default, Serialize)]
+pub struct Trace {
+    pub flow: Vec<usize>,
+    pub t_s: Vec<f64>,
+    pub cwnd_bytes: Vec<u64>,
+    pub ssthresh_bytes: Vec<u64>,
+    pub srtt_s: Vec<f64>,
+    pub flight_bytes: Vec<u64>,
+    pub rwnd_bytes: Vec<u64>,
+}
+
+impl Trace {
+    pub fn sample(&mut self, flow: usize, now: Nanos, tcp: &Sender) {
+        self.flow.push(flow);
+        self.t_s.push(seconds(now));
+        self.cwnd_bytes.push(tcp.cwnd());
+        self.ssthresh_bytes
+            .push(tcp.ssthresh().min(u64::from(u32::MAX)));
+        self.srtt_s.push(tcp.rto().srtt().map_or(0.0, seconds));
+        self.flight_bytes.push(tcp.flight());
+        self.rwnd_bytes.push(tcp.rwnd());
+    }
+}
+
+/// Accumulates how long the sender stayed in each `Limit` state.
+#[derive(Default)]
+pub struct LimitClock {
+    state: Option<(Limit, Nanos)>,
+    rwnd: Nanos,
+    sndbuf: Nanos,
+    cwnd: Nanos,
+    app: Nanos,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LimitShares {
+    pub rwnd: f64,
+    pub sndbuf: f64,
+    pub cwnd: f64,
+    pub app: f64,
+}
+
+impl LimitClock {
+    /// Closes the current state at `now` and enters `next` (None: not counting).
+    pub fn enter(&mut self, now: Nanos, next: Option<Limit>) {
+        if let Some((limit, since)) = self.state {
+            let span = now - since;
+            match limit {
+                Limit::Rwnd => self.rwnd += span,
+                Limit::SndBuf => self.sndbuf += span,
+                Limit::Cwnd => self.cwnd += span,
+                Limit::App => self.app += span,
+            }
+        }
+        self.state = next.map(|l| (l, now));
+    }
+
+    pub fn shares(&self) -> LimitShares {
+        let total = (self.rwnd + self.sndbuf + self.cwnd + self.app).max(1) as f64;
+        LimitShares {
+            rwnd: self.rwnd as f64 / total,
+            sndbuf: self.sndbuf as f64 / total,
+            cwnd: self.cwnd as f64 / total,
+            app: self.app as f64 / total,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deliveries_fall_in_right_closed_intervals() {
+        let mut s = IntervalSeries::new(NS_PER_S);
+        s.add(NS_PER_S, 10); // exactly at 1 s: first interval
+        s.add(NS_PER_S + 1, 5);
+        let out = s.finish(2_500_000_000);
+        assert_eq!(out.interval_bytes, vec![10, 5, 0]);
+        assert_eq!(out.t_s, vec![1.0, 2.0, 2.5]);
+    }
+
+    #[test]
+    fn limit_shares_split_the_counted_time() {
+        let mut c = LimitClock::default();
+        c.enter(0, Some(Limit::Cwnd));
+        c.enter(30, Some(Limit::Rwnd));
+        c.enter(100, None);
+        c.enter(500, Some(Limit::Rwnd));
+        c.enter(500, None);
+        let s = c.shares();
+        assert!((s.cwnd - 0.3).abs() < 1e-12 && (s.rwnd - 0.7).abs() < 1e-12);
+    }
+}

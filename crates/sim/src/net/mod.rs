@@ -1,0 +1,14 @@
+//! Links and what happens to packets on them: framing, drop-tail queues, serialization,
+//! propagation and error models.
+
+mod channel;
+mod error_model;
+mod framing;
+mod packet;
+mod queue;
+
+pub use channel::{Channel, ChannelStats, Departure};
+pub use error_model::ErrorProcess;
+pub use framing::Framing;
+pub use packet::Packet;
+pub use queue::DropTail;

@@ -1,0 +1,82 @@
+use std::collections::VecDeque;
+
+use super::Packet;
+use crate::plan::QueuePlan;
+
+/// A drop-tail FIFO limited in packets or in IP bytes. The packet being serialized has
+/// already left it, as in a Linux qdisc or an ns-3 device queue.
+pub struct DropTail {
+    limit: QueuePlan,
+    packets: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl DropTail {
+    pub fn new(limit: QueuePlan) -> Self {
+        Self {
+            limit,
+            packets: VecDeque::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Appends the packet, or hands it back when it does not fit.
+    pub fn push(&mut self, packet: Packet) -> Result<(), Packet> {
+        let size = packet.ip_bytes();
+        let fits = match self.limit {
+            QueuePlan::Packets(n) => (self.packets.len() as u64) < n,
+            QueuePlan::Bytes(n) => self.bytes + size <= n,
+        };
+        if !fits {
+            return Err(packet);
+        }
+        self.bytes += size;
+        self.packets.push_back(packet);
+        Ok(())
+    }
+
+    pub fn pop(&mut self) -> Option<Packet> {
+        let packet = self.packets.pop_front()?;
+        self.bytes -= packet.ip_bytes();
+        Some(packet)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::Segment;
+
+    fn packet(len: u32) -> Packet {
+        Packet {
+            flow: 0,
+            route: 0,
+            hop: 0,
+            segment: Segment::data(0, len, 0, 0),
+        }
+    }
+
+    #[test]
+    fn packet_limit_drops_the_arrival_that_does_not_fit() {
+        let mut q = DropTail::new(QueuePlan::Packets(2));
+        assert!(q.push(packet(100)).is_ok());
+        assert!(q.push(packet(100)).is_ok());
+        assert!(q.push(packet(100)).is_err());
+        q.pop();
+        assert!(q.push(packet(100)).is_ok());
+    }
+
+    #[test]
+    fn byte_limit_counts_ip_bytes() {
+        // Two 1500-byte datagrams fit in 3000 bytes, a third does not, a 40-byte ACK does not.
+        let mut q = DropTail::new(QueuePlan::Bytes(3000));
+        assert!(q.push(packet(1460)).is_ok());
+        assert!(q.push(packet(1460)).is_ok());
+        assert_eq!(q.bytes(), 3000);
+        assert!(q.push(packet(0)).is_err());
+    }
+}

@@ -1,0 +1,55 @@
+//! The run's result, serialized as documented in docs/internals/plan-and-result.md.
+
+use serde::Serialize;
+
+use crate::metrics::{LimitShares, SeriesOut, Trace};
+
+#[derive(Debug, Serialize)]
+pub struct RunResult {
+    pub summary: Summary,
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    pub series: SeriesOut,
+    pub trace: Trace,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub goodput_bps: f64,
+    pub elapsed_s: f64,
+    pub bytes_delivered: u64,
+    pub bytes_written: u64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub completed: bool,
+    pub events: u64,
+    pub limited_by: LimitShares,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FlowResult {
+    pub flow: usize,
+    pub src: String,
+    pub dst: String,
+    pub goodput_bps: f64,
+    pub bytes_delivered: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub srtt_s: f64,
+    pub min_rtt_s: f64,
+    pub final_cwnd_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LinkResult {
+    pub link: usize,
+    pub direction: &'static str,
+    pub packets: u64,
+    pub bytes: u64,
+    pub drops_queue: u64,
+    pub drops_error: u64,
+    pub max_queue_bytes: u64,
+    pub utilisation: f64,
+}

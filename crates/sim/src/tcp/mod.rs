@@ -1,0 +1,40 @@
+//! TCP as two state machines, a sender and a receiver, that do no I/O and own no clock:
+//! the simulator hands them the time and the segments, and collects the segments they
+//! emit and the next time they want to be woken (like smoltcp's `poll_at`).
+//!
+//! Sequence numbers are 64-bit offsets into the byte stream (data byte 0 has sequence 0),
+//! so wrap-around and PAWS are outside the model; the SYN occupies no sequence space here.
+
+pub mod cc;
+mod receiver;
+mod rto;
+mod segment;
+mod sender;
+
+pub use receiver::{Receiver, ReceiverConfig};
+pub use rto::RtoEstimator;
+pub use segment::Segment;
+pub use sender::{Limit, Sender, SenderConfig, SenderStats};
+
+/// RFC 7323 §2.3: the smallest shift that lets the 16-bit window field describe the whole
+/// receive buffer, at most 14.
+pub fn window_shift_for(buffer: u64) -> u8 {
+    let mut shift = 0u8;
+    while shift < 14 && (buffer >> shift) > 65_535 {
+        shift += 1;
+    }
+    shift
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_shift_is_the_smallest_that_fits_the_buffer() {
+        assert_eq!(window_shift_for(65_535), 0);
+        assert_eq!(window_shift_for(65_536), 1);
+        assert_eq!(window_shift_for(64 << 20), 11);
+        assert_eq!(window_shift_for(u64::MAX), 14);
+    }
+}

@@ -1,0 +1,347 @@
+//! The receiving side of a connection: reassembly, the receive buffer and its advertised
+//! window, and the ACK policy (immediate or delayed).
+
+use std::collections::BTreeMap;
+
+use super::{window_shift_for, Segment};
+use crate::engine::Nanos;
+
+/// RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second segment.
+const SEGMENTS_PER_DELAYED_ACK: u32 = 2;
+
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    pub mss: u32,
+    pub rcvbuf: u64,
+    pub window_scaling: bool,
+    pub delayed_ack: bool,
+    pub delack_timeout_ns: Nanos,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AckDue {
+    None,
+    SynAck,
+    Now,
+    At(Nanos),
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReceiverStats {
+    pub segments: u64,
+    pub acks_sent: u64,
+    pub out_of_order: u64,
+}
+
+pub struct Receiver {
+    cfg: ReceiverConfig,
+    established: bool,
+    rcv_nxt: u64,
+    /// Out-of-order data held for reassembly: start → end.
+    ooo: BTreeMap<u64, u64>,
+    /// In-order bytes the application has not read yet.
+    unread: u64,
+    /// Shift we apply to our window field; 0 unless both SYNs offered scaling.
+    rcv_wscale: u8,
+    offer_wscale: bool,
+    ack_due: AckDue,
+    segments_since_ack: u32,
+    pub stats: ReceiverStats,
+}
+
+impl Receiver {
+    pub fn new(cfg: ReceiverConfig) -> Self {
+        Self {
+            established: false,
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            unread: 0,
+            rcv_wscale: 0,
+            offer_wscale: false,
+            ack_due: AckDue::None,
+            segments_since_ack: 0,
+            stats: ReceiverStats::default(),
+            cfg,
+        }
+    }
+
+    /// Free receive buffer, the window we can offer (RFC 9293 §3.8.6).
+    fn free(&self) -> u64 {
+        self.cfg.rcvbuf - self.unread
+    }
+
+    /// The 16-bit window field: the free buffer scaled by our shift; without scaling it
+    /// cannot exceed 65535 bytes (RFC 7323 §2).
+    fn window_field(&self) -> u16 {
+        (self.free() >> self.rcv_wscale).min(65_535) as u16
+    }
+
+    /// The window in bytes as the peer will read it.
+    pub fn advertised_window(&self) -> u64 {
+        u64::from(self.window_field()) << self.rcv_wscale
+    }
+
+    pub fn on_segment(&mut self, now: Nanos, seg: &Segment) {
+        if seg.syn {
+            self.on_syn(seg);
+            return;
+        }
+        if !self.established || seg.len == 0 {
+            return; // a one-way transfer: the sender's pure ACKs carry nothing for us
+        }
+        self.stats.segments += 1;
+        let window_end = self.rcv_nxt + self.advertised_window();
+        let end = seg.end().min(window_end);
+        if end <= self.rcv_nxt {
+            // Old or out-of-window data: RFC 9293 §3.10.7.4 answers with an ACK.
+            self.ack_due = AckDue::Now;
+        } else if seg.seq > self.rcv_nxt {
+            // RFC 5681 §4.2: an out-of-order segment gets an immediate duplicate ACK.
+            self.stats.out_of_order += 1;
+            self.insert_out_of_order(seg.seq, end);
+            self.ack_due = AckDue::Now;
+        } else {
+            let filled_gap = !self.ooo.is_empty();
+            self.advance(end);
+            if filled_gap {
+                // RFC 5681 §4.2: a segment that fills (part of) a gap is ACKed at once.
+                self.ack_due = AckDue::Now;
+            } else {
+                self.schedule_ack(now);
+            }
+        }
+    }
+
+    fn on_syn(&mut self, seg: &Segment) {
+        self.established = true;
+        self.offer_wscale = self.cfg.window_scaling;
+        if self.cfg.window_scaling && seg.wscale_option.is_some() {
+            self.rcv_wscale = window_shift_for(self.cfg.rcvbuf);
+        }
+        self.ack_due = AckDue::SynAck;
+    }
+
+    fn insert_out_of_order(&mut self, start: u64, end: u64) {
+        let entry = self.ooo.entry(start).or_insert(end);
+        *entry = (*entry).max(end);
+    }
+
+    /// Moves `rcv_nxt` to `end`, then through any held data that is now contiguous.
+    fn advance(&mut self, end: u64) {
+        let before = self.rcv_nxt;
+        self.rcv_nxt = end;
+        while let Some((&start, &stop)) = self.ooo.first_key_value() {
+            if start > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(stop);
+            self.ooo.pop_first();
+        }
+        self.unread += self.rcv_nxt - before;
+    }
+
+    /// RFC 1122 §4.2.3.2 / RFC 5681 §4.2: with delayed ACKs, ACK every second segment or
+    /// when the timer runs out, whichever comes first.
+    fn schedule_ack(&mut self, now: Nanos) {
+        self.segments_since_ack += 1;
+        if !self.cfg.delayed_ack || self.segments_since_ack >= SEGMENTS_PER_DELAYED_ACK {
+            self.ack_due = AckDue::Now;
+        } else if self.ack_due == AckDue::None {
+            self.ack_due = AckDue::At(now + self.cfg.delack_timeout_ns);
+        }
+    }
+
+    /// The application reads up to `max` bytes; returns how many it got.
+    pub fn read(&mut self, max: u64) -> u64 {
+        let n = self.unread.min(max);
+        self.unread -= n;
+        n
+    }
+
+    /// Emits the ACK that is due by `now`, if any.
+    pub fn poll(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        let due = match self.ack_due {
+            AckDue::None => false,
+            AckDue::SynAck | AckDue::Now => true,
+            AckDue::At(t) => t <= now,
+        };
+        if !due {
+            return;
+        }
+        let seg = if self.ack_due == AckDue::SynAck {
+            Segment {
+                syn: true,
+                has_ack: true,
+                // RFC 7323 §2.2: the window in a SYN is never scaled.
+                window: self.free().min(65_535) as u16,
+                mss_option: Some(self.cfg.mss as u16),
+                wscale_option: self.offer_wscale.then_some(self.rcv_wscale),
+                ..Segment::default()
+            }
+        } else {
+            Segment::pure_ack(self.rcv_nxt, self.window_field())
+        };
+        out.push(seg);
+        self.stats.acks_sent += 1;
+        self.segments_since_ack = 0;
+        self.ack_due = AckDue::None;
+    }
+
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        match self.ack_due {
+            AckDue::At(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn receiver(delayed_ack: bool, rcvbuf: u64, window_scaling: bool) -> Receiver {
+        Receiver::new(ReceiverConfig {
+            mss: 1460,
+            rcvbuf,
+            window_scaling,
+            delayed_ack,
+            delack_timeout_ns: 200 * MS,
+        })
+    }
+
+    fn established(delayed_ack: bool) -> Receiver {
+        let mut r = receiver(delayed_ack, 65_535, false);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                ..Segment::default()
+            },
+        );
+        r.poll(0, &mut Vec::new());
+        r
+    }
+
+    fn acks(r: &mut Receiver, now: Nanos) -> Vec<Segment> {
+        let mut out = Vec::new();
+        r.poll(now, &mut out);
+        out
+    }
+
+    #[test]
+    fn without_delayed_acks_every_segment_is_acked() {
+        let mut r = established(false);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].ack, 1460);
+    }
+
+    #[test]
+    fn delayed_ack_waits_for_a_second_segment() {
+        let mut r = established(true);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        assert!(acks(&mut r, MS).is_empty());
+        r.on_segment(2 * MS, &Segment::data(1460, 1460, 0, 0));
+        assert_eq!(acks(&mut r, 2 * MS)[0].ack, 2920);
+    }
+
+    #[test]
+    fn delayed_ack_timer_acks_a_lone_segment() {
+        let mut r = established(true);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        assert_eq!(r.next_deadline(), Some(201 * MS));
+        assert!(acks(&mut r, 200 * MS).is_empty());
+        assert_eq!(acks(&mut r, 201 * MS)[0].ack, 1460);
+        assert_eq!(r.next_deadline(), None);
+    }
+
+    #[test]
+    fn out_of_order_segment_gets_an_immediate_duplicate_ack() {
+        let mut r = established(true);
+        r.on_segment(MS, &Segment::data(1460, 1460, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].ack, 0);
+    }
+
+    #[test]
+    fn filling_the_gap_acks_everything_at_once() {
+        let mut r = established(true);
+        r.on_segment(MS, &Segment::data(1460, 1460, 0, 0));
+        r.on_segment(MS, &Segment::data(2920, 1460, 0, 0));
+        acks(&mut r, MS);
+        r.on_segment(2 * MS, &Segment::data(0, 1460, 0, 0));
+        assert_eq!(acks(&mut r, 2 * MS)[0].ack, 4380);
+        assert_eq!(r.read(u64::MAX), 4380);
+    }
+
+    #[test]
+    fn window_is_the_free_buffer() {
+        let mut r = established(false);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].window, 65_535 - 1460);
+        r.read(1000);
+        assert_eq!(r.advertised_window(), 65_535 - 460);
+    }
+
+    #[test]
+    fn window_is_capped_at_65535_without_scaling() {
+        let mut r = receiver(false, 1 << 20, false);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                wscale_option: Some(7),
+                ..Segment::default()
+            },
+        );
+        let syn_ack = acks(&mut r, 0);
+        assert_eq!(syn_ack[0].window, 65_535);
+        assert_eq!(syn_ack[0].wscale_option, None);
+        assert_eq!(r.advertised_window(), 65_535);
+    }
+
+    #[test]
+    fn window_scaling_needs_both_sides() {
+        let mut r = receiver(false, 1 << 20, true);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                wscale_option: Some(7),
+                ..Segment::default()
+            },
+        );
+        assert_eq!(acks(&mut r, 0)[0].wscale_option, Some(5));
+        assert_eq!(r.advertised_window(), 1 << 20);
+        let mut lone = receiver(false, 1 << 20, true);
+        lone.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                ..Segment::default()
+            },
+        );
+        acks(&mut lone, 0);
+        assert_eq!(lone.advertised_window(), 65_535);
+    }
+
+    #[test]
+    fn data_beyond_the_window_is_trimmed() {
+        let mut r = receiver(false, 2000, false);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                ..Segment::default()
+            },
+        );
+        acks(&mut r, 0);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        r.on_segment(MS, &Segment::data(1460, 1460, 0, 0));
+        assert_eq!(r.rcv_nxt(), 2000);
+    }
+}

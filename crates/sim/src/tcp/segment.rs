@@ -1,0 +1,70 @@
+/// A TCP segment as the simulator carries it: the header fields the model uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Segment {
+    /// Stream offset of the first payload byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Next stream byte the sender of this segment expects (valid when `has_ack`).
+    pub ack: u64,
+    pub has_ack: bool,
+    /// The 16-bit window field as sent, before the receiver of it applies the scale.
+    pub window: u16,
+    pub syn: bool,
+    /// MSS option (SYN only), RFC 9293 §3.7.1.
+    pub mss_option: Option<u16>,
+    /// Window scale option (SYN only), RFC 7323 §2.
+    pub wscale_option: Option<u8>,
+    /// Sender bookkeeping: this payload was sent before.
+    pub retransmission: bool,
+}
+
+impl Segment {
+    pub fn data(seq: u64, len: u32, ack: u64, window: u16) -> Self {
+        Self {
+            seq,
+            len,
+            ack,
+            has_ack: true,
+            window,
+            ..Self::default()
+        }
+    }
+
+    pub fn pure_ack(ack: u64, window: u16) -> Self {
+        Self::data(0, 0, ack, window)
+    }
+
+    /// 20 bytes of fixed header plus options padded to a multiple of 4 (RFC 9293 §3.1):
+    /// MSS is 4 bytes, window scale 3 (sent with a NOP).
+    pub fn tcp_header_bytes(&self) -> u32 {
+        let options: u32 = self.mss_option.map_or(0, |_| 4) + self.wscale_option.map_or(0, |_| 3);
+        20 + options.div_ceil(4) * 4
+    }
+
+    pub fn end(&self) -> u64 {
+        self.seq + u64::from(self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_size_counts_padded_options() {
+        assert_eq!(Segment::data(0, 1460, 0, 0).tcp_header_bytes(), 20);
+        let syn = Segment {
+            syn: true,
+            mss_option: Some(1460),
+            wscale_option: Some(7),
+            ..Segment::default()
+        };
+        assert_eq!(syn.tcp_header_bytes(), 28);
+        let syn_no_ws = Segment {
+            wscale_option: None,
+            ..syn
+        };
+        assert_eq!(syn_no_ws.tcp_header_bytes(), 24);
+    }
+}

@@ -1,0 +1,396 @@
+//! The sending side of a connection: send buffer, segmentation with Nagle and sender-side
+//! silly-window avoidance, congestion window, RFC 6298 retransmission timer, and (in
+//! `recovery`) fast retransmit and NewReno fast recovery.
+
+mod recovery;
+
+use std::collections::VecDeque;
+
+use super::cc::{self, CongestionControl};
+use super::{window_shift_for, RtoEstimator, Segment};
+use crate::engine::Nanos;
+
+/// RFC 5681 §3.2: the third duplicate ACK signals a loss.
+const DUPACK_THRESHOLD: u32 = 3;
+
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub cc: String,
+    pub mss: u32,
+    pub sndbuf: u64,
+    /// Our own receive buffer, advertised in our SYN (data flows the other way only).
+    pub rcvbuf: u64,
+    pub initial_window: u32,
+    pub window_scaling: bool,
+    pub nagle: bool,
+    pub fast_retransmit: bool,
+    pub min_rto_ns: Nanos,
+}
+
+/// What keeps the sender from sending more right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// The peer's advertised window is full.
+    Rwnd,
+    /// Everything in the send buffer is sent and the application is blocked on a full buffer.
+    SndBuf,
+    /// The congestion window is full.
+    Cwnd,
+    /// Everything written is sent and the application has nothing more to write.
+    App,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+}
+
+/// A first transmission whose ACK may give an RTT sample.
+struct Timed {
+    end: u64,
+    sent_at: Nanos,
+    retransmitted: bool,
+}
+
+pub struct Sender {
+    cfg: SenderConfig,
+    cc: Box<dyn CongestionControl>,
+    established: bool,
+    syn_retransmitted: bool,
+    syn_sent_at: Nanos,
+    /// Effective MSS: the smaller of ours and the peer's MSS option.
+    mss: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// One past the highest byte ever sent.
+    snd_max: u64,
+    /// One past the last byte the application has written.
+    written: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    rwnd: u64,
+    last_window_field: u16,
+    /// Largest window the peer ever offered, for RFC 1122 §4.2.3.4.
+    max_rwnd: u64,
+    /// Shift the peer applies to its window field (RFC 7323), 0 unless both sides offered it.
+    snd_wscale: u8,
+    dupacks: u32,
+    /// RFC 6582 `recover`: highest byte sent when recovery or the last timeout began.
+    recover: Option<u64>,
+    in_recovery: bool,
+    partial_ack_seen: bool,
+    rto: RtoEstimator,
+    timer: Option<Nanos>,
+    timed: VecDeque<Timed>,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig) -> Self {
+        Self {
+            cc: cc::build(&cfg.cc),
+            mss: u64::from(cfg.mss),
+            rto: RtoEstimator::new(cfg.min_rto_ns),
+            established: false,
+            syn_retransmitted: false,
+            syn_sent_at: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            written: 0,
+            cwnd: 0,
+            // RFC 5681 §3.1: the initial ssthresh may be arbitrarily high.
+            ssthresh: u64::MAX,
+            rwnd: 0,
+            last_window_field: 0,
+            max_rwnd: 0,
+            snd_wscale: 0,
+            dupacks: 0,
+            recover: None,
+            in_recovery: false,
+            partial_ack_seen: false,
+            timer: None,
+            timed: VecDeque::new(),
+            stats: SenderStats::default(),
+            cfg,
+        }
+    }
+
+    fn syn(&self) -> Segment {
+        Segment {
+            syn: true,
+            window: self.cfg.rcvbuf.min(65_535) as u16,
+            mss_option: Some(self.cfg.mss as u16),
+            wscale_option: self
+                .cfg
+                .window_scaling
+                .then(|| window_shift_for(self.cfg.rcvbuf)),
+            retransmission: self.syn_retransmitted,
+            ..Segment::default()
+        }
+    }
+
+    /// Active open: sends the SYN and arms the timer with the initial RTO.
+    pub fn connect(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.syn_sent_at = now;
+        out.push(self.syn());
+        self.timer = Some(now + self.rto.rto());
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.established
+    }
+
+    /// Free space in the send buffer, which holds unacknowledged and unsent bytes.
+    pub fn buffer_space(&self) -> u64 {
+        self.cfg.sndbuf - (self.written - self.snd_una)
+    }
+
+    /// The application writes `bytes` (at most `buffer_space()`) into the send buffer.
+    pub fn write(&mut self, bytes: u64) {
+        debug_assert!(bytes <= self.buffer_space());
+        self.written += bytes;
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd.min(self.rwnd)
+    }
+
+    /// True while the window, not Nagle or an empty buffer, stops transmission.
+    pub fn window_full(&self) -> bool {
+        self.snd_nxt >= self.snd_una + self.window()
+    }
+
+    /// Why the sender cannot send more at this moment; `app_has_more` tells whether the
+    /// application is waiting for buffer space.
+    pub fn limit(&self, app_has_more: bool) -> Limit {
+        if self.snd_nxt >= self.written {
+            if app_has_more {
+                Limit::SndBuf
+            } else {
+                Limit::App
+            }
+        } else if self.rwnd <= self.cwnd {
+            Limit::Rwnd
+        } else {
+            Limit::Cwnd
+        }
+    }
+
+    fn emit(&mut self, now: Nanos, seq: u64, len: u64, out: &mut Vec<Segment>) {
+        let retransmission = seq < self.snd_max;
+        let mut seg = Segment::data(seq, len as u32, 0, self.last_advertised_field());
+        seg.retransmission = retransmission;
+        out.push(seg);
+        self.stats.segments_sent += 1;
+        if retransmission {
+            self.stats.retransmits += 1;
+        } else {
+            self.timed.push_back(Timed {
+                end: seg.end(),
+                sent_at: now,
+                retransmitted: false,
+            });
+        }
+        self.snd_max = self.snd_max.max(seg.end());
+        // RFC 6298 §5.1: start the timer when data is sent and it is not running.
+        if self.timer.is_none() {
+            self.timer = Some(now + self.rto.rto());
+        }
+    }
+
+    fn last_advertised_field(&self) -> u16 {
+        self.cfg.rcvbuf.min(65_535) as u16
+    }
+
+    /// Sends what the windows, the buffer and the silly-window rules allow.
+    pub fn try_send(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        if !self.established {
+            return;
+        }
+        loop {
+            let limit = self.snd_una + self.window();
+            if self.snd_nxt >= limit || self.snd_nxt >= self.written {
+                return;
+            }
+            let usable = limit - self.snd_nxt;
+            let queued = self.written - self.snd_nxt;
+            let len = self.mss.min(usable).min(queued);
+            let resend = self.snd_nxt < self.snd_max;
+            if len < self.mss && !resend && !self.small_segment_allowed(len, queued) {
+                return;
+            }
+            let seq = self.snd_nxt;
+            self.emit(now, seq, len, out);
+            self.snd_nxt += len;
+        }
+    }
+
+    /// RFC 1122 §4.2.3.4 sender silly-window avoidance, with Nagle (RFC 896) as its second
+    /// condition: a segment shorter than the MSS goes out only if it carries all queued data
+    /// and either nothing is unacknowledged or Nagle is off, or if it fills at least half
+    /// the largest window the peer has offered.
+    fn small_segment_allowed(&self, len: u64, queued: u64) -> bool {
+        let idle = self.snd_una == self.snd_max;
+        (len == queued && (idle || !self.cfg.nagle))
+            || (self.max_rwnd > 0 && len >= self.max_rwnd / 2)
+    }
+
+    /// Handles a segment from the peer (the SYN-ACK, then ACKs).
+    pub fn on_segment(&mut self, now: Nanos, seg: &Segment, out: &mut Vec<Segment>) {
+        if seg.syn {
+            self.on_syn_ack(now, seg);
+        } else if self.established && seg.has_ack {
+            self.on_ack(now, seg, out);
+        }
+        self.try_send(now, out);
+    }
+
+    fn on_syn_ack(&mut self, now: Nanos, seg: &Segment) {
+        if self.established {
+            return;
+        }
+        self.established = true;
+        if let Some(peer_mss) = seg.mss_option {
+            self.mss = self.mss.min(u64::from(peer_mss));
+        }
+        // RFC 7323 §2.2: scaling applies only if both SYNs carried the option, and the
+        // window field of a SYN is never scaled.
+        if let (true, Some(shift)) = (self.cfg.window_scaling, seg.wscale_option) {
+            self.snd_wscale = shift.min(14);
+        }
+        self.rwnd = u64::from(seg.window);
+        self.last_window_field = seg.window;
+        self.max_rwnd = self.rwnd;
+        if self.syn_retransmitted {
+            // RFC 5681 §3.1: the initial window is one segment if the SYN was lost.
+            self.cwnd = self.mss;
+            self.rto.after_syn_timeout();
+        } else {
+            self.cwnd = u64::from(self.cfg.initial_window) * self.mss;
+            self.rto.sample(now - self.syn_sent_at);
+        }
+        self.timer = None;
+    }
+
+    fn on_ack(&mut self, now: Nanos, seg: &Segment, out: &mut Vec<Segment>) {
+        if seg.ack > self.snd_max {
+            return; // acknowledges data never sent (RFC 9293 §3.10.7.4): ignore
+        }
+        let window_changed = seg.window != self.last_window_field;
+        self.rwnd = u64::from(seg.window) << self.snd_wscale;
+        self.last_window_field = seg.window;
+        self.max_rwnd = self.max_rwnd.max(self.rwnd);
+
+        if seg.ack > self.snd_una {
+            let acked = seg.ack - self.snd_una;
+            self.take_rtt_sample(now, seg.ack);
+            self.snd_una = seg.ack;
+            self.snd_nxt = self.snd_nxt.max(self.snd_una);
+            self.dupacks = 0;
+            if self.in_recovery {
+                self.on_ack_in_recovery(now, acked, out);
+            } else {
+                self.cc
+                    .on_ack(&mut self.cwnd, self.ssthresh, acked, self.mss);
+                self.restart_timer(now);
+            }
+        } else if self.is_duplicate_ack(seg, window_changed) {
+            self.on_duplicate_ack(now, out);
+        }
+    }
+
+    /// RFC 5681 §2: an ACK is a duplicate if it acknowledges nothing new, carries no data,
+    /// leaves the window unchanged, and data is outstanding.
+    fn is_duplicate_ack(&self, seg: &Segment, window_changed: bool) -> bool {
+        seg.ack == self.snd_una && seg.len == 0 && !window_changed && self.snd_max > self.snd_una
+    }
+
+    /// RFC 6298 §5.2–5.3: stop the timer when everything is acknowledged, else restart it.
+    fn restart_timer(&mut self, now: Nanos) {
+        self.timer = (self.snd_una < self.snd_max).then(|| now + self.rto.rto());
+    }
+
+    /// One sample per ACK, from the oldest segment it newly acknowledges (as Linux does);
+    /// none if any of those segments was retransmitted (Karn's algorithm, RFC 6298 §3).
+    fn take_rtt_sample(&mut self, now: Nanos, ack: u64) {
+        let mut oldest = None;
+        let mut ambiguous = false;
+        while let Some(t) = self.timed.front() {
+            if t.end > ack {
+                break;
+            }
+            oldest.get_or_insert(t.sent_at);
+            ambiguous |= t.retransmitted;
+            self.timed.pop_front();
+        }
+        if let (Some(sent_at), false) = (oldest, ambiguous) {
+            self.rto.sample(now - sent_at);
+        }
+    }
+
+    /// The retransmission timer's deadline, if armed.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        self.timer
+    }
+
+    /// Fires the retransmission timer if it is due (RFC 6298 §5.4–5.6, RFC 5681 §3.1).
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        match self.timer {
+            Some(deadline) if deadline <= now => {}
+            _ => return,
+        }
+        self.rto.back_off();
+        if !self.established {
+            self.syn_retransmitted = true;
+            out.push(self.syn());
+            self.timer = Some(now + self.rto.rto());
+            return;
+        }
+        self.stats.timeouts += 1;
+        let flight = self.snd_max - self.snd_una;
+        self.ssthresh = self.cc.ssthresh_after_loss(flight, self.mss);
+        // RFC 5681 §3.1: the loss window is one segment.
+        self.cwnd = self.mss;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6582 §3.2 step 1 heuristics: no fast retransmit for data sent before the timeout.
+        self.recover = Some(self.snd_max);
+        // Go back N: every outstanding segment is resent as the window reopens, and none of
+        // them can give an RTT sample (Karn).
+        self.snd_nxt = self.snd_una;
+        self.timed.clear();
+        self.timer = None;
+        self.try_send(now, out);
+    }
+
+    pub fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    pub fn rwnd(&self) -> u64 {
+        self.rwnd
+    }
+
+    pub fn flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    pub fn rto(&self) -> &RtoEstimator {
+        &self.rto
+    }
+
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,73 @@
+//! Fast retransmit (RFC 5681 §3.2) and NewReno fast recovery (RFC 6582 §3.2).
+
+use super::{Sender, DUPACK_THRESHOLD};
+use crate::engine::Nanos;
+use crate::tcp::Segment;
+
+impl Sender {
+    pub(super) fn on_duplicate_ack(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            // RFC 6582 step 3 / RFC 5681 step 4: each further duplicate means a segment
+            // has left the network; inflate the window by one segment.
+            self.cwnd += self.mss;
+        } else if self.dupacks == DUPACK_THRESHOLD && self.cfg.fast_retransmit {
+            self.enter_fast_recovery(now, out);
+        }
+    }
+
+    /// RFC 6582 §3.2 step 2: only if the cumulative ACK covers more than `recover`, so that
+    /// duplicates caused by retransmissions do not trigger a second reduction.
+    fn enter_fast_recovery(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        if self.recover.is_some_and(|recover| self.snd_una <= recover) {
+            return;
+        }
+        let flight = self.snd_max - self.snd_una;
+        self.ssthresh = self.cc.ssthresh_after_loss(flight, self.mss);
+        self.recover = Some(self.snd_max);
+        self.in_recovery = true;
+        self.partial_ack_seen = false;
+        self.stats.fast_retransmits += 1;
+        self.retransmit_first_unacked(now, out);
+        // RFC 5681 §3.2 step 3: ssthresh plus the three segments that left the network.
+        self.cwnd = self.ssthresh + 3 * self.mss;
+    }
+
+    fn retransmit_first_unacked(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        let len = self.mss.min(self.snd_max - self.snd_una);
+        if let Some(front) = self.timed.front_mut() {
+            if front.end <= self.snd_una + len {
+                front.retransmitted = true;
+            }
+        }
+        let seq = self.snd_una;
+        self.emit(now, seq, len, out);
+        self.snd_nxt = self.snd_nxt.max(seq + len);
+    }
+
+    /// An ACK of new data while in fast recovery (RFC 6582 §3.2 steps 4 and 5).
+    pub(super) fn on_ack_in_recovery(&mut self, now: Nanos, acked: u64, out: &mut Vec<Segment>) {
+        let recover = self.recover.expect("recovery always records `recover`");
+        if self.snd_una >= recover {
+            // Full acknowledgment: deflate with option (1) of step 3, which avoids a burst:
+            // min(ssthresh, max(FlightSize, SMSS) + SMSS).
+            let flight = self.snd_max - self.snd_una;
+            self.cwnd = self.ssthresh.min(flight.max(self.mss) + self.mss);
+            self.in_recovery = false;
+            self.restart_timer(now);
+            return;
+        }
+        // Partial acknowledgment: the next hole is lost too; resend it, deflate the window
+        // by the newly acknowledged amount, add back one SMSS if at least that much was
+        // acknowledged, and reset the timer on the first partial ACK only ("impatient").
+        self.retransmit_first_unacked(now, out);
+        self.cwnd = self.cwnd.saturating_sub(acked);
+        if acked >= self.mss {
+            self.cwnd += self.mss;
+        }
+        if !self.partial_ack_seen {
+            self.partial_ack_seen = true;
+            self.restart_timer(now);
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! Sender rules, each driven with crafted segments. Times in ms.
+
+use super::*;
+
+const MS: Nanos = 1_000_000;
+const MSS: u64 = 1000;
+
+fn config() -> SenderConfig {
+    SenderConfig {
+        cc: "newreno".into(),
+        mss: MSS as u32,
+        sndbuf: 1 << 20,
+        rcvbuf: 1 << 20,
+        initial_window: 4,
+        window_scaling: false,
+        nagle: true,
+        fast_retransmit: true,
+        min_rto_ns: 200 * MS,
+    }
+}
+
+/// A sender past its handshake (SYN-ACK after 100 ms, window 64000 bytes), with `backlog`
+/// bytes written and the first window sent.
+fn established(cfg: SenderConfig, backlog: u64) -> (Sender, Vec<Segment>) {
+    let mut s = Sender::new(cfg);
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    let syn_ack = Segment {
+        syn: true,
+        has_ack: true,
+        window: 64_000,
+        mss_option: Some(MSS as u16),
+        ..Segment::default()
+    };
+    s.on_segment(100 * MS, &syn_ack, &mut out);
+    s.write(backlog);
+    out.clear();
+    s.try_send(100 * MS, &mut out);
+    (s, out)
+}
+
+fn ack(s: &mut Sender, now_ms: u64, ack: u64) -> Vec<Segment> {
+    let mut out = Vec::new();
+    s.on_segment(now_ms * MS, &Segment::pure_ack(ack, 64_000), &mut out);
+    out
+}
+
+fn seqs(out: &[Segment]) -> Vec<u64> {
+    out.iter().map(|s| s.seq).collect()
+}
+
+// ---- handshake -------------------------------------------------------------------------
+
+#[test]
+fn syn_carries_mss_and_window_scale_options() {
+    let mut s = Sender::new(SenderConfig {
+        window_scaling: true,
+        ..config()
+    });
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    assert!(out[0].syn);
+    assert_eq!(out[0].mss_option, Some(1000));
+    assert_eq!(out[0].wscale_option, Some(5)); // 1 MiB buffer needs a shift of 5
+    assert_eq!(s.next_deadline(), Some(1000 * MS)); // RFC 6298 §2.1
+}
+
+#[test]
+fn lost_syn_is_retransmitted_with_backoff_and_shrinks_the_initial_window() {
+    let mut s = Sender::new(config());
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    out.clear();
+    s.on_timer(1000 * MS, &mut out);
+    assert!(out[0].syn && out[0].retransmission);
+    assert_eq!(s.next_deadline(), Some(3000 * MS)); // backed off to 2 s
+    let syn_ack = Segment {
+        syn: true,
+        has_ack: true,
+        window: 64_000,
+        ..Segment::default()
+    };
+    s.on_segment(1500 * MS, &syn_ack, &mut out);
+    assert_eq!(s.cwnd(), MSS); // RFC 5681 §3.1
+    assert_eq!(s.rto().rto(), 3000 * MS); // RFC 6298 §5.7
+}
+
+#[test]
+fn handshake_gives_the_first_rtt_sample_and_the_initial_window() {
+    let (s, out) = established(config(), 100_000);
+    assert_eq!(s.rto().srtt(), Some(100 * MS));
+    assert_eq!(seqs(&out), vec![0, 1000, 2000, 3000]); // IW = 4 segments
+}
+
+// ---- windows ----------------------------------------------------------------------------
+
+#[test]
+fn peer_window_limits_the_flight() {
+    let (mut s, _) = established(config(), 100_000);
+    let mut out = Vec::new();
+    s.on_segment(200 * MS, &Segment::pure_ack(1000, 2000), &mut out);
+    // snd_una = 1000, window 2000 → may send up to 3000; 1000..4000 is already out.
+    assert!(out.is_empty());
+    assert_eq!(s.limit(true), Limit::Rwnd);
+}
+
+#[test]
+fn send_buffer_bounds_unacknowledged_plus_unsent_data() {
+    let (mut s, out) = established(
+        SenderConfig {
+            sndbuf: 2500,
+            ..config()
+        },
+        2500,
+    );
+    assert_eq!(s.buffer_space(), 0);
+    assert_eq!(seqs(&out), vec![0, 1000]); // the 500-byte tail waits (Nagle)
+    ack(&mut s, 200, 1000);
+    assert_eq!(s.buffer_space(), 1000);
+}
+
+#[test]
+fn slow_start_grows_one_mss_per_ack() {
+    let (mut s, _) = established(config(), 100_000);
+    let out = ack(&mut s, 200, 1000);
+    assert_eq!(s.cwnd(), 5 * MSS);
+    assert_eq!(seqs(&out), vec![4000, 5000]); // one replaces the acked segment, one grows
+}
+
+#[test]
+fn congestion_avoidance_grows_about_one_mss_per_window() {
+    let (mut s, _) = established(config(), 1_000_000);
+    s.ssthresh = 2 * MSS;
+    for i in 1..=4 {
+        ack(&mut s, 200, i * 1000);
+    }
+    // 4 ACKs at cwnd ≈ 4 MSS add ⌊MSS²/cwnd⌋ each: 250 + 235 + 222 + 212.
+    assert_eq!(s.cwnd(), 4000 + 250 + 235 + 222 + 212);
+}
+
+// ---- Nagle and sender silly-window avoidance (RFC 896, RFC 1122 §4.2.3.4) ----------------
+
+#[test]
+fn nagle_holds_a_small_segment_while_data_is_unacknowledged() {
+    let (mut s, out) = established(config(), 1500);
+    assert_eq!(seqs(&out), vec![0]);
+    let mut out = Vec::new();
+    s.try_send(150 * MS, &mut out);
+    assert!(out.is_empty());
+    let out = ack(&mut s, 200, 1000);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].seq, out[0].len), (1000, 500));
+}
+
+#[test]
+fn without_nagle_a_small_tail_goes_at_once() {
+    let (_, out) = established(
+        SenderConfig {
+            nagle: false,
+            ..config()
+        },
+        1500,
+    );
+    assert_eq!(
+        out.iter().map(|s| s.len).collect::<Vec<_>>(),
+        vec![1000, 500]
+    );
+}
+
+#[test]
+fn small_segment_that_fills_half_the_peer_window_is_sent() {
+    let (mut s, _) = established(config(), 1000);
+    s.max_rwnd = 1000;
+    s.write(600);
+    let mut out = Vec::new();
+    s.try_send(150 * MS, &mut out);
+    assert_eq!(out[0].len, 600); // ≥ half of the largest window offered
+}
+
+// ---- fast retransmit and NewReno (RFC 5681 §3.2, RFC 6582) -------------------------------
+
+fn into_steady_flight(cfg: SenderConfig) -> Sender {
+    // cwnd 10 MSS in congestion avoidance, 10 segments 0..10000 outstanding.
+    let (mut s, _) = established(
+        SenderConfig {
+            initial_window: 10,
+            ..cfg
+        },
+        1_000_000,
+    );
+    s.ssthresh = 10 * MSS;
+    s
+}
+
+#[test]
+fn third_duplicate_ack_triggers_fast_retransmit() {
+    let mut s = into_steady_flight(config());
+    assert!(ack(&mut s, 200, 0).is_empty());
+    assert!(ack(&mut s, 201, 0).is_empty());
+    let out = ack(&mut s, 202, 0);
+    assert_eq!(seqs(&out), vec![0]);
+    assert!(out[0].retransmission);
+    assert_eq!(s.ssthresh(), 5 * MSS); // flight 10 MSS / 2
+    assert_eq!(s.cwnd(), 8 * MSS); // ssthresh + 3 MSS
+    assert_eq!(s.stats.fast_retransmits, 1);
+}
+
+#[test]
+fn further_duplicates_inflate_the_window_and_release_new_data() {
+    let mut s = into_steady_flight(config());
+    for t in 0..3 {
+        ack(&mut s, 200 + t, 0);
+    }
+    for t in 0..2 {
+        assert!(ack(&mut s, 203 + t, 0).is_empty()); // cwnd 9, 10 MSS: flight is 10
+    }
+    let out = ack(&mut s, 205, 0);
+    assert_eq!(seqs(&out), vec![10_000]); // cwnd 11 MSS opens one new segment
+}
+
+#[test]
+fn fast_retransmit_off_leaves_recovery_to_the_timer() {
+    let mut s = into_steady_flight(SenderConfig {
+        fast_retransmit: false,
+        ..config()
+    });
+    for t in 0..5 {
+        assert!(ack(&mut s, 200 + t, 0).is_empty());
+    }
+    assert_eq!(s.stats.fast_retransmits, 0);
+    let deadline = s.next_deadline().unwrap();
+    let mut out = Vec::new();
+    s.on_timer(deadline, &mut out);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!(s.stats.timeouts, 1);
+}
+
+#[test]
+fn partial_ack_retransmits_the_next_hole_and_stays_in_recovery() {
+    let mut s = into_steady_flight(config());
+    for t in 0..3 {
+        ack(&mut s, 200 + t, 0);
+    }
+    // Segments 0 and 3000 were lost: the retransmission of 0 is ACKed up to 3000.
+    let out = ack(&mut s, 300, 3000);
+    assert_eq!(out[0].seq, 3000);
+    assert!(out[0].retransmission);
+    assert!(s.in_recovery);
+    // Deflate by the 3000 acked, add back one MSS: 8 − 3 + 1.
+    assert_eq!(s.cwnd(), 6 * MSS);
+}
+
+#[test]
+fn full_ack_ends_recovery_with_a_deflated_window() {
+    let mut s = into_steady_flight(config());
+    for t in 0..3 {
+        ack(&mut s, 200 + t, 0);
+    }
+    ack(&mut s, 300, 10_000);
+    assert!(!s.in_recovery);
+    // min(ssthresh, max(FlightSize, MSS) + MSS) with nothing outstanding = 2 MSS.
+    assert_eq!(s.cwnd(), 2 * MSS);
+}
+
+#[test]
+fn duplicates_after_a_timeout_do_not_cause_a_second_fast_retransmit() {
+    let mut s = into_steady_flight(config());
+    let deadline = s.next_deadline().unwrap();
+    s.on_timer(deadline, &mut Vec::new());
+    // The receiver still holds later segments and answers the resend with duplicates
+    // at or below `recover` (RFC 6582 §3.2 step 2).
+    for t in 0..4 {
+        ack(&mut s, 2000 + t, 0);
+    }
+    assert_eq!(s.stats.fast_retransmits, 0);
+}
+
+#[test]
+fn an_ack_that_changes_the_window_is_not_a_duplicate() {
+    let mut s = into_steady_flight(config());
+    let mut out = Vec::new();
+    for (t, w) in [(200, 60_000), (201, 59_000), (202, 58_000)] {
+        s.on_segment(t * MS, &Segment::pure_ack(0, w), &mut out);
+    }
+    assert_eq!(s.stats.fast_retransmits, 0);
+}
+
+// ---- retransmission timer (RFC 6298, RFC 5681 §3.1) -------------------------------------
+
+#[test]
+fn timeout_resets_to_the_loss_window_and_goes_back_n() {
+    let mut s = into_steady_flight(config());
+    let deadline = s.next_deadline().unwrap();
+    let mut out = Vec::new();
+    s.on_timer(deadline, &mut out);
+    assert_eq!(s.cwnd(), MSS);
+    assert_eq!(s.ssthresh(), 5 * MSS);
+    assert_eq!(seqs(&out), vec![0]);
+    // Backed off: the next deadline is twice the RTO later.
+    assert_eq!(s.next_deadline(), Some(deadline + s.rto().rto()));
+    assert_eq!(s.rto().rto(), 600 * MS); // RTO 300 ms after the 100 ms handshake sample
+                                         // The resend's ACK slides the window from snd_una again, in slow start.
+    let out = ack(&mut s, 1000, 1000);
+    assert_eq!(seqs(&out), vec![1000, 2000]);
+    assert!(out.iter().all(|seg| seg.retransmission));
+}
+
+#[test]
+fn timer_is_stopped_when_everything_is_acknowledged_and_restarted_on_new_acks() {
+    let (mut s, _) = established(config(), 2000);
+    let first = s.next_deadline().unwrap();
+    ack(&mut s, 200, 1000);
+    assert!(s.next_deadline().unwrap() > first);
+    ack(&mut s, 250, 2000);
+    assert_eq!(s.next_deadline(), None);
+}
+
+#[test]
+fn karn_no_rtt_sample_from_an_ack_that_covers_a_retransmission() {
+    let mut s = into_steady_flight(config());
+    for t in 0..3 {
+        ack(&mut s, 200 + t, 0);
+    }
+    let srtt = s.rto().srtt();
+    // The full ACK covers the retransmitted segment 0: ambiguous, no sample.
+    let out = ack(&mut s, 5000, 10_000);
+    assert_eq!(s.rto().srtt(), srtt);
+    assert_eq!(seqs(&out), vec![10_000, 11_000]);
+    // First transmissions sent at 5000 ms and ACKed at 5300 ms: a 300 ms sample.
+    ack(&mut s, 5300, 12_000);
+    assert_eq!(s.rto().srtt(), Some((7 * 100 * MS + 300 * MS) / 8));
+}
+
+#[test]
+fn limit_reports_what_blocks_the_sender() {
+    let (mut s, _) = established(config(), 100_000);
+    assert_eq!(s.limit(true), Limit::Cwnd);
+    let (mut t, _) = established(config(), 2000);
+    assert_eq!(t.limit(true), Limit::SndBuf);
+    assert_eq!(t.limit(false), Limit::App);
+    s.rwnd = 1000;
+    assert_eq!(s.limit(true), Limit::Rwnd);
+    t.write(5000);
+    t.rwnd = 2000;
+    assert_eq!(t.limit(true), Limit::Rwnd);
+}
