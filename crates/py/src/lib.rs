@@ -29,15 +29,8 @@ fn run(py: Python<'_>, plan_json: &str) -> PyResult<String> {
     }
 }
 
-/// The simulator's version, recorded in every result's metadata.
-#[pyfunction]
-fn version() -> &'static str {
-    env!("CARGO_PKG_VERSION")
-}
-
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
-    m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }
