@@ -1,0 +1,72 @@
+"""The Python entry points: run a scenario given as a file, a Spec or a dict."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tcplab.backends import get_backend
+from tcplab.errors import BackendError
+from tcplab.plan import derive_seed, resolve
+from tcplab.result import RunResult
+from tcplab.spec import Spec, canonical_dict, load_spec, spec_hash, validate_spec
+from tcplab.version import __version__
+
+Scenario = str | os.PathLike[str] | Spec | Mapping[str, Any]
+
+
+def prepare(scenario: Scenario, backend: str | None = None, seed: int | None = None) -> Spec:
+    """The spec that will run: `scenario` loaded and validated, with the overrides applied.
+
+    Overrides go through validation like the file's own values, so `seed=-1` or an unknown
+    backend is reported on the field it replaces.
+    """
+    if isinstance(scenario, Spec):
+        spec = scenario
+    elif isinstance(scenario, Mapping):
+        spec = validate_spec(scenario)
+    else:
+        spec = load_spec(Path(scenario))
+    given = {"backend": backend, "seed": seed}
+    overrides = {key: value for key, value in given.items() if value is not None}
+    if not overrides:
+        return spec
+    return validate_spec({**canonical_dict(spec), **overrides})
+
+
+def run(scenario: Scenario, backend: str | None = None, seed: int | None = None) -> RunResult:
+    """Run a scenario on its backend (or `backend`), once per repetition.
+
+    With `repetitions > 1`, repetition i runs with `derive_seed(seed, i)` and the result
+    combines them (mean, standard deviation and 95 % confidence half-width of each numeric
+    summary field; each repetition in `.runs`).
+    """
+    spec = prepare(scenario, backend, seed)
+    runner = get_backend(spec.backend)
+    meta = {
+        "name": spec.name,
+        "backend": spec.backend,
+        "seed": spec.seed,
+        "spec_hash": spec_hash(spec),
+        "spec": canonical_dict(spec),
+        "tcplab_version": __version__,
+    }
+    runs = []
+    for repetition in range(spec.repetitions):
+        run_seed = derive_seed(spec.seed, repetition)
+        try:
+            raw = runner.run(resolve(spec, seed=run_seed))
+        except ValueError as error:
+            # A backend refuses what it cannot model (e.g. the model backend and a path it
+            # has no formula for) with a ValueError naming the plan field.
+            raise BackendError(
+                f"the {spec.backend} backend cannot run this scenario: {error}"
+            ) from None
+        runs.append(
+            RunResult.from_backend(raw, {**meta, "seed": run_seed, "repetition": repetition})
+        )
+    if len(runs) == 1:
+        return runs[0]
+    return RunResult.combine(runs, {**meta, "repetitions": len(runs)})

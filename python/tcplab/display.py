@@ -1,0 +1,90 @@
+"""How numbers are shown to people, shared by the terminal table and the HTML report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+MISSING = "—"
+
+
+RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1.0, "bit/s"))
+
+
+def rate_unit(bps: float) -> tuple[float, str]:
+    """The largest unit in which `bps` is at least one, as (bit/s per unit, name)."""
+    return next(((f, name) for f, name in RATE_UNITS if abs(bps) >= f), RATE_UNITS[-1])
+
+
+def _number(value: float) -> str:
+    # Whole numbers (and means large enough that a tenth is noise) without decimals.
+    return f"{value:,.0f}" if float(value).is_integer() or abs(value) >= 100 else f"{value:,.1f}"
+
+
+def _quantity(number: Callable[[float], str], unit: str, value: float, ci95: float | None) -> str:
+    # A zero half-width (every repetition agreed) is left out rather than shown as "± 0".
+    spread = f" ± {number(ci95)}" if ci95 else ""
+    return f"{number(value)}{spread}{unit}"
+
+
+def rate(bps: float, ci95: float | None = None) -> str:
+    """A rate with four significant digits, e.g. "710.3 kbit/s" or "2.66 ± 0.48 Mbit/s"."""
+    factor, unit = rate_unit(bps)
+    return _quantity(lambda x: f"{x / factor:.4g}", f" {unit}", bps, ci95)
+
+
+def count(value: float, ci95: float | None = None) -> str:
+    """A count (or a mean of counts) with thousands separators."""
+    return _quantity(_number, "", value, ci95)
+
+
+def byte_count(value: float, ci95: float | None = None) -> str:
+    return _quantity(_number, " B", value, ci95)
+
+
+def seconds(value: float, ci95: float | None = None) -> str:
+    return _quantity(lambda x: f"{x:.3f}", " s", value, ci95)
+
+
+def percent(share: float, ci95: float | None = None) -> str:
+    return _quantity(lambda x: f"{100 * x:.1f}", " %", share, ci95)
+
+
+def flag(value: bool, ci95: float | None = None) -> str:
+    return "yes" if value else "no"
+
+
+Formatter = Callable[[Any, Any], str]
+
+
+def lookup(summary: Mapping[str, Any], path: str) -> tuple[Any, Any]:
+    """The value at a dotted `path` of a summary and its 95 % half-width (None if absent)."""
+    *parents, key = path.split(".")
+    for parent in parents:
+        summary = summary.get(parent) or {}
+    return summary.get(key), summary.get(f"{key}_ci95")
+
+
+def cell(summary: Mapping[str, Any], path: str, formatter: Formatter) -> str:
+    """One summary value for a table, with "± half-width" for repetitions that differ."""
+    value, ci95 = lookup(summary, path)
+    return MISSING if value is None else formatter(value, ci95)
+
+
+# The summary rows people read first, in the order they read them: (label, path, format).
+SUMMARY_ROWS: tuple[tuple[str, str, Formatter], ...] = (
+    ("goodput", "goodput_bps", rate),
+    ("elapsed", "elapsed_s", seconds),
+    ("bytes delivered", "bytes_delivered", byte_count),
+    ("completed", "completed", flag),
+    ("retransmits", "retransmits", count),
+    ("fast retransmits", "fast_retransmits", count),
+    ("timeouts", "timeouts", count),
+    ("limited by rwnd", "limited_by.rwnd", percent),
+    ("limited by sndbuf", "limited_by.sndbuf", percent),
+    ("limited by cwnd", "limited_by.cwnd", percent),
+    ("limited by app", "limited_by.app", percent),
+    # The closed-form bounds only the model backend reports.
+    ("window bound (W/RTT)", "model.window_bound_bps", rate),
+    ("link bound", "model.link_bound_bps", rate),
+)

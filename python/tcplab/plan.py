@@ -1,0 +1,107 @@
+"""Resolve a validated scenario into the plan the backends run.
+
+The plan is the contract with the Rust core (docs/internals/plan-and-result.md): integers
+in ns, bit/s and bytes, and no names the core would have to look up. Everything that turns
+a name into a number (link kind → framing, Eb/No + curve → BER) happens here and nowhere
+else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict
+from typing import Any
+
+from tcplab import ber_curves
+from tcplab.errors import SpecError
+from tcplab.links import FRAMING
+from tcplab.spec import ERROR_MODEL_FIELDS, Link, Queue, Spec, Tcp
+
+SEED_MASK = 2**63 - 1
+
+
+def derive_seed(seed: int, repetition: int) -> int:
+    """The seed of one repetition: the spec's seed for the first, a stable hash for the rest.
+
+    Hashing (rather than seed + repetition) keeps repetitions of neighbouring seeds from
+    sharing random streams; 63 bits fit both Rust's u64 and a signed 64-bit integer.
+    """
+    if repetition == 0:
+        return seed
+    digest = hashlib.sha256(f"tcplab-repetition:{seed}:{repetition}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & SEED_MASK
+
+
+def _tcp(tcp: Tcp) -> dict[str, Any]:
+    return {
+        "cc": tcp.cc,
+        "sndbuf": tcp.sndbuf,
+        "rcvbuf": tcp.rcvbuf,
+        "mss": tcp.mss,
+        "initial_window": tcp.initial_window,
+        "window_scaling": tcp.window_scaling,
+        "sack": tcp.sack,
+        "delayed_ack": tcp.delayed_ack,
+        "delack_timeout_ns": tcp.delack_timeout,
+        "nagle": tcp.nagle,
+        "fast_retransmit": tcp.fast_retransmit,
+        "min_rto_ns": tcp.min_rto,
+    }
+
+
+def _queue(queue: Queue) -> dict[str, int]:
+    return {queue.limit.unit: queue.limit.value}
+
+
+def _error(link: Link, index: int, prefix: str) -> dict[str, Any]:
+    ber, loss, gilbert_elliott, ebno_db = (getattr(link, prefix + f) for f in ERROR_MODEL_FIELDS)
+    if ber is not None:
+        return {"kind": "ber", "ber": ber}
+    if loss is not None:
+        return {"kind": "loss", "p": loss}
+    if gilbert_elliott is not None:
+        return {"kind": "gilbert_elliott", **gilbert_elliott.model_dump()}
+    if ebno_db is not None:
+        curve = getattr(link, prefix + "ber_curve")
+        try:
+            return {"kind": "ber", "ber": ber_curves.ber_from_ebno(curve, ebno_db)}
+        except ValueError as error:
+            # Validation already checks this; a Spec built with model_construct does not.
+            raise SpecError([f"links.{index}.{prefix}ebno_db: {error}"]) from None
+    return {"kind": "none"}
+
+
+def _link(link: Link, index: int) -> dict[str, Any]:
+    framing = FRAMING[link.kind]
+    forward = {
+        "rate_bps": link.rate,
+        "delay_ns": link.delay,
+        "queue": _queue(link.queue),
+        "error": _error(link, index, ""),
+        "framing": asdict(framing),
+    }
+    reverse = {
+        "rate_bps": link.rate if link.reverse_rate is None else link.reverse_rate,
+        "delay_ns": link.delay if link.reverse_delay is None else link.reverse_delay,
+        "queue": _queue(link.queue if link.reverse_queue is None else link.reverse_queue),
+        "error": _error(link, index, "reverse_"),
+        "framing": asdict(framing),
+    }
+    return {"forward": forward, "reverse": reverse}
+
+
+def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
+    """The plan for one run of `spec`; `seed` replaces the spec's seed (for repetitions)."""
+    return {
+        "seed": spec.seed if seed is None else seed,
+        "duration_ns": spec.duration,
+        "interval_ns": spec.interval,
+        "trace_interval_ns": spec.trace_interval,
+        "hosts": [{"name": host.name, "tcp": _tcp(host.tcp)} for host in spec.hosts],
+        "links": [_link(link, index) for index, link in enumerate(spec.links)],
+        "app": {
+            "kind": spec.app.kind,
+            "message_size": spec.app.message_size,
+            "bytes": spec.app.bytes,
+        },
+    }

@@ -1,0 +1,155 @@
+"""The result of a run, the same for every backend (docs/internals/plan-and-result.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tcplab.errors import BackendError
+from tcplab.stats import mean_std_ci95
+
+RESULT_PARTS = ("summary", "flows", "links", "series", "trace")
+RESULT_FILE = "result.json"
+
+
+@dataclass
+class RunResult:
+    """Scalars, per-flow and per-link rows, and time series of one run (or of repetitions).
+
+    A result of several repetitions keeps each one in `runs`; its `summary` holds the mean of
+    every numeric field with `<field>_std` and `<field>_ci95` beside it, and its rows and
+    series are those of all repetitions with a `repetition` column added.
+    """
+
+    summary: dict[str, Any]
+    flows: list[dict[str, Any]]
+    links: list[dict[str, Any]]
+    series: dict[str, list[Any]]
+    trace: dict[str, list[Any]]
+    meta: dict[str, Any]
+    runs: list[RunResult] = field(default_factory=list)
+
+    @classmethod
+    def from_backend(cls, raw: Mapping[str, Any], meta: dict[str, Any]) -> RunResult:
+        """Wrap a backend's result dict, checking that it has every part of the contract."""
+        missing = [part for part in RESULT_PARTS if part not in raw]
+        if missing:
+            raise BackendError(
+                f"backend {meta.get('backend')!r} returned a result without {', '.join(missing)}"
+            )
+        return cls(**{part: raw[part] for part in RESULT_PARTS}, meta=meta)
+
+    @classmethod
+    def combine(cls, runs: Sequence[RunResult], meta: dict[str, Any]) -> RunResult:
+        """One result standing for several repetitions of the same scenario."""
+        return cls(
+            summary=_summarise([run.summary for run in runs]),
+            flows=_stack_rows([run.flows for run in runs]),
+            links=_stack_rows([run.links for run in runs]),
+            series=_stack_columns([run.series for run in runs]),
+            trace=_stack_columns([run.trace for run in runs]),
+            meta=meta,
+            runs=list(runs),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values; repetitions appear under `runs` by their meta and summary only,
+        since their rows and series are already in this result's own."""
+        data: dict[str, Any] = {part: getattr(self, part) for part in RESULT_PARTS}
+        data["meta"] = self.meta
+        if self.runs:
+            data["runs"] = [{"meta": run.meta, "summary": run.summary} for run in self.runs]
+        return data
+
+    def to_json(self) -> str:
+        """Deterministic JSON: sorted keys and nothing that depends on when or where it ran."""
+        # allow_nan=False: NaN and Infinity are not JSON, and a consumer would choke on them.
+        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write result.json into `directory` (created if needed); returns its path."""
+        path = Path(directory) / RESULT_FILE
+        write_atomically(path, self.to_json() + "\n")
+        return path
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The per-interval series with goodput_bps = 8 · interval_bytes / interval length.
+
+        An interval's length is the gap to the previous stamp (0 for the first), so the last,
+        partial interval gets its true length.
+        """
+        frame = pd.DataFrame(self.series)
+        times = frame["t_s"]
+        previous = (
+            times.groupby(frame["repetition"]).shift(fill_value=0.0)
+            if "repetition" in frame
+            else times.shift(fill_value=0.0)
+        )
+        frame["goodput_bps"] = 8 * frame["interval_bytes"] / (times - previous)
+        return frame
+
+    def trace_frame(self) -> pd.DataFrame:
+        """Sender state (cwnd, ssthresh, srtt, flight, rwnd) sampled over time."""
+        return pd.DataFrame(self.trace)
+
+    def flows_frame(self) -> pd.DataFrame:
+        """One row per flow."""
+        return pd.DataFrame(self.flows)
+
+    def links_frame(self) -> pd.DataFrame:
+        """One row per link direction."""
+        return pd.DataFrame(self.links)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a reader never sees a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Beside the target, so os.replace stays on one file system; not mkstemp, whose 0600
+    # mode would make results unreadable to others where the umask allows it.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _summarise(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    combined: dict[str, Any] = {}
+    for key in summaries[0]:
+        values = [summary[key] for summary in summaries]
+        if all(isinstance(value, bool) for value in values):
+            combined[key] = all(values)  # e.g. `completed`: did every repetition complete?
+        elif all(_is_number(value) for value in values):
+            combined[key], combined[f"{key}_std"], combined[f"{key}_ci95"] = mean_std_ci95(values)
+        elif all(isinstance(value, Mapping) for value in values):
+            combined[key] = _summarise(values)
+        else:
+            combined[key] = values[0] if all(value == values[0] for value in values) else values
+    return combined
+
+
+def _stack_rows(tables: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [{"repetition": rep, **row} for rep, rows in enumerate(tables) for row in rows]
+
+
+def _stack_columns(tables: Sequence[dict[str, list[Any]]]) -> dict[str, list[Any]]:
+    stacked: dict[str, list[Any]] = {"repetition": []}
+    for rep, columns in enumerate(tables):
+        length = len(next(iter(columns.values()), []))
+        stacked["repetition"].extend([rep] * length)
+        for name, column in columns.items():
+            stacked.setdefault(name, []).extend(column)
+    return stacked

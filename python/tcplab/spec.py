@@ -1,0 +1,339 @@
+"""The scenario a user writes (TOML), validated with pydantic.
+
+Quantities are held as integers in the simulator's units (ns, bit/s, bytes) and written back
+in a canonical spelling ("275ms", "2.048Mbps", "64KiB"), so a dumped spec validates again to
+the same spec and two spellings of one experiment hash alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
+from os import PathLike
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
+
+from tcplab import ber_curves, units
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+from tcplab.errors import SpecError
+from tcplab.links import LinkKind
+
+__all__ = [
+    "App",
+    "GilbertElliott",
+    "Host",
+    "Link",
+    "Queue",
+    "Spec",
+    "SpecError",
+    "Tcp",
+    "canonical_dict",
+    "json_schema",
+    "load_spec",
+    "spec_hash",
+    "validate_spec",
+]
+
+
+def _quantity(
+    parse: Callable[[object], Any], write: Callable[[Any], str], schema: dict[str, Any]
+) -> Any:
+    return Annotated[
+        int,
+        PlainValidator(parse),
+        PlainSerializer(write, return_type=str),
+        WithJsonSchema(schema),
+    ]
+
+
+Rate = _quantity(units.parse_rate, units.format_rate, units.RATE_JSON_SCHEMA)
+Duration = _quantity(units.parse_duration, units.format_duration, units.DURATION_JSON_SCHEMA)
+PositiveDuration = _quantity(
+    partial(units.parse_duration, positive=True),
+    units.format_duration,
+    units.DURATION_JSON_SCHEMA,
+)
+Size = _quantity(units.parse_size, units.format_size, units.SIZE_JSON_SCHEMA)
+QueueLimit = Annotated[
+    units.QueueLimit,
+    PlainValidator(units.parse_queue_limit),
+    PlainSerializer(units.format_queue_limit, return_type=str),
+    WithJsonSchema(units.QUEUE_LIMIT_JSON_SCHEMA),
+]
+# Names end up in result paths (results/<name>) and tables, so keep them to a safe alphabet.
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+BerCurve = Literal["qpsk", "qpsk-conv-k7-r34", "koreasat-2000"]
+
+ERROR_MODEL_FIELDS = ("ber", "loss", "gilbert_elliott", "ebno_db")
+
+
+class _Model(BaseModel):
+    # strict: TOML already has real types, so "1460" for an integer or 1 for a bool is a
+    # mistake worth reporting rather than coercing. TOML also has nan and inf, which no
+    # field here can mean.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+
+class Tcp(_Model):
+    """The TCP configuration of one host."""
+
+    cc: Literal["newreno"] = Field("newreno", description="congestion control algorithm")
+    sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
+    rcvbuf: Size = Field("64KiB", validate_default=True, description="socket receive buffer")
+    mss: int = Field(1460, ge=64, le=65495, description="maximum segment size, bytes")
+    initial_window: int = Field(10, ge=1, le=100_000, description="initial cwnd, segments")
+    window_scaling: bool = Field(True, description="RFC 7323 window scaling; off caps at 65535")
+    sack: bool = Field(False, description="SACK loss recovery (not implemented yet)")
+    delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
+    delack_timeout: PositiveDuration = Field(
+        "200ms", validate_default=True, description="delayed-ACK timer"
+    )
+    nagle: bool = Field(True, description="Nagle's algorithm (RFC 896)")
+    fast_retransmit: bool = Field(True, description="fast retransmit and recovery (RFC 5681)")
+    min_rto: PositiveDuration = Field(
+        "1s",
+        validate_default=True,
+        description="lower bound of the whole RTO, as RFC 6298 section 2.4 (1 s) and ns-3",
+    )
+
+    @field_validator("sack")
+    @classmethod
+    def _sack_not_yet(cls, value: bool) -> bool:
+        if value:
+            raise ValueError("SACK loss recovery is not implemented yet; set sack = false")
+        return value
+
+
+class Host(_Model):
+    """A TCP endpoint: the first host sends, the last one receives."""
+
+    name: Name
+    tcp: Tcp = Field(default_factory=Tcp)
+
+
+class Queue(_Model):
+    """A drop-tail queue in front of a link direction; the packet in service counts."""
+
+    limit: QueueLimit = Field("100p", validate_default=True)
+
+
+class GilbertElliott(_Model):
+    """A two-state loss chain stepped once per packet."""
+
+    p_gb: Probability = Field(description="per-packet probability of moving good → bad")
+    p_bg: Probability = Field(description="per-packet probability of moving bad → good")
+    loss_good: Probability = Field(0.0, description="loss probability in the good state")
+    loss_bad: Probability = Field(1.0, description="loss probability in the bad state")
+
+
+class Link(_Model):
+    """One hop of the path; forward is the direction from the sender towards the receiver."""
+
+    kind: LinkKind = Field("p2p", description="framing: p2p (PPP) or ethernet")
+    rate: Rate
+    delay: Duration = Field(description="one-way propagation delay")
+    queue: Queue = Field(default_factory=Queue)
+    ber: Probability | None = Field(None, description="bit error rate")
+    loss: Probability | None = Field(None, description="per-packet loss probability")
+    gilbert_elliott: GilbertElliott | None = None
+    # ber_curve comes before ebno_db so that ebno_db's validator can read it.
+    ber_curve: BerCurve | None = Field(None, description="Eb/No → BER curve for ebno_db")
+    ebno_db: float | None = Field(None, validate_default=True, description="Eb/No in dB")
+    reverse_rate: Rate | None = Field(None, description="default: rate")
+    reverse_delay: Duration | None = Field(None, description="default: delay")
+    reverse_queue: Queue | None = Field(None, description="default: queue")
+    reverse_ber: Probability | None = None
+    reverse_loss: Probability | None = None
+    reverse_gilbert_elliott: GilbertElliott | None = None
+    reverse_ber_curve: BerCurve | None = None
+    reverse_ebno_db: float | None = Field(None, validate_default=True)
+
+    @field_validator("ebno_db", "reverse_ebno_db")
+    @classmethod
+    def _ebno_on_its_curve(cls, ebno_db: float | None, info: ValidationInfo) -> float | None:
+        curve_field = "reverse_ber_curve" if info.field_name == "reverse_ebno_db" else "ber_curve"
+        if curve_field not in info.data:
+            return ebno_db  # the curve itself was invalid and is reported on its own
+        curve = info.data[curve_field]
+        if ebno_db is None:
+            if curve is not None:
+                raise ValueError(f"required when {curve_field} is given")
+            return ebno_db
+        if curve is None:
+            raise ValueError(f"needs {curve_field} (one of {', '.join(get_args(BerCurve))})")
+        ber_curves.ber_from_ebno(curve, ebno_db)
+        return ebno_db
+
+    @model_validator(mode="after")
+    def _one_error_model_per_direction(self) -> Link:
+        for prefix in ("", "reverse_"):
+            names = [prefix + name for name in ERROR_MODEL_FIELDS]
+            given = [name for name in names if getattr(self, name) is not None]
+            if len(given) > 1:
+                raise ValueError(
+                    f"{' and '.join(given)} are both given; a direction takes at most one error"
+                    f" model ({', '.join(names)})"
+                )
+        return self
+
+
+class App(_Model):
+    """The sending application."""
+
+    kind: Literal["bulk", "file"] = Field(
+        "bulk", description="bulk: write for the whole duration; file: write `bytes`, then stop"
+    )
+    message_size: Size = Field(
+        "64KiB", validate_default=True, description="bytes per write (netperf -m)"
+    )
+    # validated after kind, so that its validator can read it
+    bytes: Size | None = Field(None, validate_default=True, description="file size (file only)")
+
+    @field_validator("bytes")
+    @classmethod
+    def _bytes_for_files_only(cls, size: int | None, info: ValidationInfo) -> int | None:
+        kind = info.data.get("kind")
+        if kind == "file" and size is None:
+            raise ValueError('required when kind = "file"')
+        if kind == "bulk" and size is not None:
+            raise ValueError('only for kind = "file"; a bulk app runs for the whole duration')
+        return size
+
+
+def _default_hosts() -> list[Host]:
+    return [Host(name="client"), Host(name="server")]
+
+
+class Spec(_Model):
+    """A whole scenario: who talks, over which path, for how long."""
+
+    name: Name = Field("scenario", description="default: the scenario file's name")
+    backend: Literal["sim", "model"] = "sim"
+    duration: PositiveDuration = Field("60s", validate_default=True)
+    seed: int = Field(1, ge=0, le=2**63 - 1)
+    repetitions: int = Field(1, ge=1)
+    interval: PositiveDuration = Field(
+        "1s", validate_default=True, description="period of the per-interval series"
+    )
+    trace_interval: PositiveDuration = Field(
+        "10ms", validate_default=True, description="period of cwnd/srtt samples"
+    )
+    hosts: list[Host] = Field(
+        default_factory=_default_hosts, description="exactly two: sender first, receiver last"
+    )
+    links: list[Link] = Field(
+        default_factory=list, validate_default=True, description="the path, sender to receiver"
+    )
+    app: App = Field(default_factory=App)
+
+    @field_validator("hosts")
+    @classmethod
+    def _two_distinct_hosts(cls, hosts: list[Host]) -> list[Host]:
+        if len(hosts) != 2:
+            raise ValueError(
+                f"exactly 2 hosts are supported (the first sends, the last receives); "
+                f"{len(hosts)} given"
+            )
+        first: dict[str, int] = {}
+        for index, host in enumerate(hosts):
+            if host.name in first:
+                raise ValueError(
+                    f"host name {host.name!r} is used twice "
+                    f"(hosts.{first[host.name]}.name and hosts.{index}.name)"
+                )
+            first[host.name] = index
+        return hosts
+
+    @field_validator("links")
+    @classmethod
+    def _at_least_one_link(cls, links: list[Link]) -> list[Link]:
+        if not links:
+            raise ValueError("at least one link is required")
+        return links
+
+
+def _message(error: ErrorDetails) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "required"
+    if kind == "value_error":
+        return str(error["ctx"]["error"])
+    given = units.show_value(error["input"])
+    if kind == "literal_error":
+        return f"{given} is not accepted; accepted values: {error['ctx']['expected']}"
+    if kind == "string_pattern_mismatch":
+        return f"{given} is not a valid name; use letters, digits, '.', '_' and '-'"
+    return f"{error['msg']}; given: {given}"
+
+
+def _problems(error: ValidationError) -> Iterator[str]:
+    for detail in error.errors(include_url=False):
+        location = ".".join(str(part) for part in detail["loc"])
+        yield f"{location}: {_message(detail)}" if location else _message(detail)
+
+
+def validate_spec(data: Mapping[str, Any], source: str | PathLike[str] | None = None) -> Spec:
+    """Validate a scenario given as a mapping; problems are raised as one SpecError."""
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as error:
+        raise SpecError(list(_problems(error)), source) from None
+
+
+def load_spec(path: str | PathLike[str]) -> Spec:
+    """Read and validate a scenario file; `name` defaults to the file's stem."""
+    path = Path(path)
+    try:
+        with path.open("rb") as file:
+            data = tomllib.load(file)
+    except FileNotFoundError:
+        raise SpecError(["no such file"], path) from None
+    except OSError as error:
+        raise SpecError([error.strerror or str(error)], path) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise SpecError([f"invalid TOML: {error}"], path) from None
+    data.setdefault("name", path.stem)
+    return validate_spec(data, path)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario file, for editors and `tcplab schema`."""
+    schema = Spec.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def canonical_dict(spec: Spec) -> dict[str, Any]:
+    """The spec as plain JSON values in canonical spelling; validates back to the same spec."""
+    # Unset optional fields are left out so that adding one to the schema later does not
+    # change the hash of every existing scenario.
+    return spec.model_dump(mode="json", exclude_none=True)
+
+
+def spec_hash(spec: Spec) -> str:
+    """sha256 of the spec's canonical JSON: the same experiment, however spelled, hashes alike."""
+    canonical = json.dumps(canonical_dict(spec), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()

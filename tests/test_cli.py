@@ -1,0 +1,164 @@
+"""The tcplab command: output shapes, saved files, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from tcplab.cli import app
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GOOD = """\
+name = "cli-test"
+duration = "3s"
+
+[[hosts]]
+name = "client"
+[hosts.tcp]
+sndbuf = "32KiB"
+rcvbuf = "32KiB"
+
+[[hosts]]
+name = "server"
+
+[[links]]
+rate = "2.048Mbps"
+delay = "275ms"
+"""
+
+runner = CliRunner()
+
+
+def scenario(tmp_path: Path, text: str, name: str = "scenario.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_json_output_is_exactly_one_object_of_the_contract(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", str(scenario(tmp_path, GOOD)), "--json", "--no-save"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"summary", "flows", "links", "series", "trace", "meta"}
+    assert {"goodput_bps", "elapsed_s", "bytes_delivered", "retransmits", "timeouts",
+            "limited_by"} <= set(data["summary"])  # fmt: skip
+    assert data["meta"]["name"] == "cli-test"
+    assert data["meta"]["backend"] == "sim"
+    assert len(data["series"]["t_s"]) == 3
+    assert data["flows"][0]["src"] == "client"
+    assert not list(tmp_path.glob("results"))
+
+
+def test_table_output_shows_the_model_bound_and_saves_result_and_report(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(scenario(tmp_path, GOOD)), "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    for text in ("goodput", "timeouts", "limited by rwnd", "window bound", "model",
+                 "goodput per interval"):  # fmt: skip
+        assert text in result.stdout
+    saved = json.loads((out / "result.json").read_text())
+    assert saved["meta"]["name"] == "cli-test"
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_default_output_directory_is_results_slash_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = scenario(tmp_path, GOOD)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["run", str(path), "--backend", "model", "--seed", "3"])
+    assert result.exit_code == 0, result.stderr
+    saved = tmp_path / "results" / "cli-test" / "result.json"
+    assert json.loads(saved.read_text())["meta"]["seed"] == 3
+    assert (saved.parent / "report.html").exists()
+
+
+def test_backend_and_seed_options_override_the_file(tmp_path: Path) -> None:
+    args = ["run", str(scenario(tmp_path, GOOD)), "--json", "--no-save"]
+    result = runner.invoke(app, [*args, "--backend", "model", "--seed", "7"])
+    assert result.exit_code == 0, result.stderr
+    meta = json.loads(result.stdout)["meta"]
+    assert (meta["backend"], meta["seed"]) == ("model", 7)
+
+
+BAD = {
+    "unknown field": (GOOD + "foo = 1\n", "links.0.foo: unknown field"),
+    "rate with /s": (GOOD.replace('"2.048Mbps"', '"2 Mbps/s"'), "links.0.rate: "),
+    "negative delay": (GOOD.replace('"275ms"', '"-275ms"'), "links.0.delay: "),
+    "no links": (GOOD.split("[[links]]")[0], "links: at least one link is required"),
+    "unknown cc": (GOOD.replace('sndbuf = "32KiB"', 'cc = "foo"'), "hosts.0.tcp.cc: "),
+    "host named twice": (GOOD.replace('name = "server"', 'name = "client"'), "hosts: "),
+    "sack": (GOOD.replace('sndbuf = "32KiB"', "sack = true"), "hosts.0.tcp.sack: "),
+    "ebno out of range": (GOOD + 'ebno_db = 12.0\nber_curve = "koreasat-2000"\n',
+                          "links.0.ebno_db: "),
+    "toml syntax": (GOOD + "rate = 2.048Mbps\n", "invalid TOML"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_scenarios_exit_2_with_one_line_naming_the_field(tmp_path: Path, case: str) -> None:
+    text, expected = BAD[case]
+    result = runner.invoke(app, ["run", str(scenario(tmp_path, text)), "--no-save"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert expected in lines[0]
+
+
+def test_toml_errors_give_the_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", str(scenario(tmp_path, 'name = "x"\nrate = 2Mbps\n'))])
+    assert result.exit_code == 2
+    assert "line 2" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "does-not-exist.toml"], "does-not-exist.toml: no such file"),
+        (["run", "{good}", "--backend", "emu"], "backend: "),
+        (["run", "{good}", "--seed", "-1"], "seed: "),
+        (["run", "{dir}"], "error: "),
+    ],
+)
+def test_user_errors_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
+    good = scenario(tmp_path, GOOD)
+    args = [a.format(good=good, dir=tmp_path) for a in args]
+    result = runner.invoke(app, [*args, "--no-save"])
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1 and expected in result.stderr
+
+
+def test_unwritable_output_is_a_user_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = runner.invoke(app, ["run", str(scenario(tmp_path, GOOD)), "--out", str(blocker)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: cannot save into")
+
+
+@pytest.mark.parametrize(
+    "args", [["run", "x.toml", "--bogus"], ["run"], [], ["frobnicate"]], ids=str
+)
+def test_usage_errors_from_the_console_script_are_one_line(args: list[str]) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "tcplab", *args], capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    lines = completed.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), completed.stderr
+
+
+def test_schema_prints_a_valid_json_schema() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert "links" in schema["properties"]

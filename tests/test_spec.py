@@ -1,0 +1,204 @@
+"""Scenario validation: defaults, refusals naming the field, schema, canonical form, hash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, get_args
+
+import jsonschema
+import pytest
+
+from tcplab import ber_curves
+from tcplab.errors import SpecError
+from tcplab.links import FRAMING, LinkKind
+from tcplab.spec import BerCurve, canonical_dict, json_schema, load_spec, spec_hash, tomllib
+from tcplab.spec import validate_spec as validate
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+LINK = {"rate": "2.048Mbps", "delay": "275ms"}
+
+
+def problems(data: dict[str, Any]) -> list[str]:
+    with pytest.raises(SpecError) as raised:
+        validate(data)
+    return raised.value.problems
+
+
+def test_defaults_fill_everything_but_the_path() -> None:
+    spec = validate({"links": [LINK]})
+    assert (spec.name, spec.backend, spec.seed, spec.repetitions) == ("scenario", "sim", 1, 1)
+    assert spec.duration == 60 * 10**9
+    assert spec.interval == 10**9
+    assert spec.trace_interval == 10 * 10**6
+    assert [host.name for host in spec.hosts] == ["client", "server"]
+    tcp = spec.hosts[0].tcp
+    assert (tcp.cc, tcp.sndbuf, tcp.rcvbuf, tcp.mss, tcp.initial_window) == (
+        "newreno",
+        65536,
+        65536,
+        1460,
+        10,
+    )
+    assert (tcp.window_scaling, tcp.sack, tcp.delayed_ack, tcp.nagle, tcp.fast_retransmit) == (
+        True,
+        False,
+        True,
+        True,
+        True,
+    )
+    assert tcp.delack_timeout == 200 * 10**6
+    assert tcp.min_rto == 10**9
+    link = spec.links[0]
+    assert (link.kind, link.rate, link.delay) == ("p2p", 2_048_000, 275 * 10**6)
+    assert (link.queue.limit.unit, link.queue.limit.value) == ("packets", 100)
+    assert (spec.app.kind, spec.app.message_size, spec.app.bytes) == ("bulk", 65536, None)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"links": [{**LINK, "foo": 1}]}, "links.0.foo: unknown field"),
+        ({"links": [LINK], "sweep": {}}, "sweep: unknown field"),
+        ({"links": [LINK], "hosts": [{"name": "a", "cpu": "p133"}, {"name": "b"}]}, "hosts.0.cpu"),
+        ({"links": [{**LINK, "rate": "2 Mbps/s"}]}, "links.0.rate: "),
+        ({"links": [{**LINK, "delay": "-5ms"}]}, "links.0.delay: "),
+        ({}, "links: at least one link is required"),
+        ({"links": []}, "links: at least one link is required"),
+        ({"links": [LINK], "hosts": [{"name": "a", "tcp": {"cc": "foo"}}, {"name": "b"}]},
+         "hosts.0.tcp.cc: "),
+        ({"links": [LINK], "hosts": [{"name": "a"}, {"name": "a"}]}, "hosts: "),
+        ({"links": [LINK], "hosts": [{"name": "a"}]}, "hosts: exactly 2 hosts"),
+        ({"links": [LINK], "hosts": [{"name": "a"}, {"name": "b", "tcp": {"sack": True}}]},
+         "hosts.1.tcp.sack: SACK loss recovery is not implemented yet"),
+        ({"links": [LINK], "hosts": [{"name": "a", "tcp": {"mss": 40}}, {"name": "b"}]},
+         "hosts.0.tcp.mss: "),
+        ({"links": [LINK], "hosts": [{"name": "a", "tcp": {"mss": "1460"}}, {"name": "b"}]},
+         "hosts.0.tcp.mss: "),
+        ({"links": [LINK], "hosts": [{"name": "a/b"}, {"name": "b"}]}, "hosts.0.name: "),
+        ({"links": [{**LINK, "ebno_db": 9.0, "ber_curve": "koreasat-2000"}]},
+         "links.0.ebno_db: "),
+        ({"links": [{**LINK, "ebno_db": 7.0}]}, "links.0.ebno_db: needs ber_curve"),
+        ({"links": [{**LINK, "reverse_ber_curve": "qpsk"}]},
+         "links.0.reverse_ebno_db: required when reverse_ber_curve is given"),
+        ({"links": [{**LINK, "ber_curve": "bpsk", "ebno_db": 7.0}]}, "links.0.ber_curve: "),
+        ({"links": [{**LINK, "ber": 1e-6, "loss": 0.01}]}, "links.0: ber and loss"),
+        ({"links": [{**LINK, "reverse_loss": 0.1, "reverse_gilbert_elliott": {"p_gb": 0.1,
+          "p_bg": 0.5}}]}, "links.0: reverse_loss and reverse_gilbert_elliott"),
+        ({"links": [{**LINK, "loss": 1.5}]}, "links.0.loss: "),
+        ({"links": [{**LINK, "ber": float("nan")}]}, "links.0.ber: "),
+        ({"links": [{**LINK, "gilbert_elliott": {"p_gb": 0.1}}]},
+         "links.0.gilbert_elliott.p_bg: required"),
+        ({"links": [{**LINK, "queue": {"limit": 100}}]}, "links.0.queue.limit: "),
+        ({"links": [{**LINK, "kind": "atm"}]}, "links.0.kind: "),
+        ({"links": [LINK], "app": {"kind": "file"}}, 'app.bytes: required when kind = "file"'),
+        ({"links": [LINK], "app": {"bytes": "1MiB"}}, 'app.bytes: only for kind = "file"'),
+        ({"links": [LINK], "backend": "emu"}, "backend: "),
+        ({"links": [LINK], "seed": -1}, "seed: "),
+        ({"links": [LINK], "repetitions": 0}, "repetitions: "),
+        ({"links": [LINK], "duration": "0s"}, "duration: "),
+    ],
+)  # fmt: skip
+def test_each_problem_names_its_field(data: dict[str, Any], expected: str) -> None:
+    assert any(problem.startswith(expected) for problem in problems(data)), problems(data)
+
+
+def test_refusals_list_the_accepted_values() -> None:
+    (cc,) = problems(
+        {"links": [LINK], "hosts": [{"name": "a", "tcp": {"cc": "foo"}}, {"name": "b"}]}
+    )
+    assert '"foo"' in cc and "newreno" in cc
+    (rate,) = problems({"links": [{**LINK, "rate": "2 Mbps/s"}]})
+    assert '"2 Mbps/s"' in rate and "Mbps" in rate and "kbit/s" in rate
+    (curve,) = problems({"links": [{**LINK, "ebno_db": 7.0}]})
+    assert all(name in curve for name in get_args(BerCurve))
+
+
+def test_duplicate_host_is_named() -> None:
+    (duplicate,) = problems({"links": [LINK], "hosts": [{"name": "pc"}, {"name": "pc"}]})
+    assert "'pc'" in duplicate and "hosts.0.name" in duplicate and "hosts.1.name" in duplicate
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    found = problems({"links": [{"rate": "fast", "delay": "-1s", "foo": 1}], "seed": -1})
+    assert [p.split(":")[0] for p in found] == [
+        "seed",
+        "links.0.rate",
+        "links.0.delay",
+        "links.0.foo",
+    ]
+
+
+def test_ebno_within_the_curve_range_is_accepted() -> None:
+    spec = validate({"links": [{**LINK, "ebno_db": 8, "ber_curve": "koreasat-2000"}]})
+    assert spec.links[0].ebno_db == 8.0
+
+
+def test_spec_curve_names_are_the_curves_ber_curves_provides() -> None:
+    assert set(get_args(BerCurve)) == set(ber_curves.CURVES)
+
+
+def test_every_link_kind_has_framing() -> None:
+    assert set(get_args(LinkKind)) == set(FRAMING)
+
+
+def test_canonical_dict_validates_back_to_the_same_spec() -> None:
+    spec = load_spec(EXAMPLES / "geo-netperf.toml")
+    assert validate(canonical_dict(spec)) == spec
+    assert canonical_dict(spec)["links"][0]["rate"] == "2.048Mbps"
+
+
+def test_hash_ignores_spelling_but_not_meaning() -> None:
+    one = validate({"links": [{"rate": "2.048Mbps", "delay": "275ms"}], "duration": "60s"})
+    same = validate({"links": [{"rate": "2048kbit/s", "delay": "0.275s"}], "duration": "1min"})
+    other = validate({"links": [{"rate": "2.048Mbps", "delay": "276ms"}], "duration": "60s"})
+    assert spec_hash(one) == spec_hash(same) != spec_hash(other)
+    assert len(spec_hash(one)) == 64
+
+
+def test_load_spec_takes_the_name_from_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "sat-hop.toml"
+    path.write_text('[[links]]\nrate = "1Mbps"\ndelay = "250ms"\n')
+    assert load_spec(path).name == "sat-hop"
+    path.write_text('name = "other"\n[[links]]\nrate = "1Mbps"\ndelay = "250ms"\n')
+    assert load_spec(path).name == "other"
+
+
+def test_toml_syntax_errors_carry_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.toml"
+    path.write_text('name = "x"\n[[links]]\nrate = 2.048Mbps\n')
+    with pytest.raises(SpecError, match=r"invalid TOML: .*line 3"):
+        load_spec(path)
+
+
+def test_missing_file_is_a_spec_error(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="no such file"):
+        load_spec(tmp_path / "absent.toml")
+
+
+def test_spec_error_is_one_line_listing_every_problem(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('seed = -1\n[[links]]\nrate = "1Mbps"\ndelay = "-1ms"\n')
+    with pytest.raises(SpecError) as raised:
+        load_spec(path)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    assert "seed: " in message and "links.0.delay: " in message
+
+
+def test_json_schema_is_a_valid_schema_that_accepts_the_examples() -> None:
+    schema = json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in sorted(EXAMPLES.glob("*.toml")):
+        validator.validate(tomllib.loads(path.read_text()))
+    assert not validator.is_valid({"links": [{**LINK, "rate": "2 Mbps/s"}]})
+    assert not validator.is_valid({"links": [{**LINK, "bogus": 1}]})
+    json.dumps(schema)
+
+
+def test_spec_is_immutable_so_its_hash_stays_true() -> None:
+    spec = validate({"links": [LINK]})
+    with pytest.raises(ValueError, match="frozen"):
+        spec.seed = 2  # type: ignore[misc]
