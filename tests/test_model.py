@@ -413,9 +413,9 @@ def test_total_loss_delivers_nothing() -> None:
     ("overrides", "field"),
     [
         ({"hosts": [make_plan()["hosts"][0]]}, "hosts"),
-        ({"hosts__0__tcp__cc": "bbr"}, "hosts[0].tcp.cc"),
-        ({"links__0__reverse__rate_bps": 0}, "links[0].reverse.rate_bps"),
-        ({"links__0__forward__error": {"kind": "fade"}}, "links[0].forward.error.kind"),
+        ({"hosts__0__tcp__cc": "bbr"}, "hosts.0.tcp.cc"),
+        ({"links__0__reverse__rate_bps": 0}, "links.0.reverse.rate_bps"),
+        ({"links__0__forward__error": {"kind": "fade"}}, "links.0.forward.error.kind"),
         ({"app": {"kind": "file", "message_size": 1, "bytes": None}}, "app.bytes"),
         ({"app": {"kind": "rr", "message_size": 1, "bytes": None}}, "app.kind"),
         ({"links": []}, "links"),

@@ -28,9 +28,8 @@ SSTHRESH_INFINITE_BYTES = 2**32 - 1
 NS_PER_S = 1_000_000_000
 
 # Congestion controls whose loss-free behaviour is slow start + window limit and whose
-# loss response is close enough to Reno for PFTK/Mathis (noted in the result otherwise).
-_RENO_FAMILY = frozenset({"reno", "newreno", "sack"})
-_ACCEPTED_CC = _RENO_FAMILY | {"tahoe", "cubic"}
+# loss response is Reno's, so that PFTK and Mathis apply.
+_ACCEPTED_CC = frozenset({"newreno"})
 
 Plan = Mapping[str, Any]
 
@@ -432,20 +431,20 @@ def _validate(plan: Plan) -> None:
     _check(isinstance(links, list) and len(links) >= 1, "links", "at least one link expected")
     for i, host in enumerate(hosts):
         tcp = host["tcp"]
-        _check(tcp["mss"] > 0, f"hosts[{i}].tcp.mss", "must be > 0")
-        _check(tcp["initial_window"] > 0, f"hosts[{i}].tcp.initial_window", "must be > 0")
-        _check(tcp["sndbuf"] > 0, f"hosts[{i}].tcp.sndbuf", "must be > 0")
-        _check(tcp["rcvbuf"] > 0, f"hosts[{i}].tcp.rcvbuf", "must be > 0")
+        _check(tcp["mss"] > 0, f"hosts.{i}.tcp.mss", "must be > 0")
+        _check(tcp["initial_window"] > 0, f"hosts.{i}.tcp.initial_window", "must be > 0")
+        _check(tcp["sndbuf"] > 0, f"hosts.{i}.tcp.sndbuf", "must be > 0")
+        _check(tcp["rcvbuf"] > 0, f"hosts.{i}.tcp.rcvbuf", "must be > 0")
     cc = hosts[0]["tcp"]["cc"]
     _check(
         cc in _ACCEPTED_CC,
-        "hosts[0].tcp.cc",
+        "hosts.0.tcp.cc",
         f"the model backend has no model of {cc!r}; accepted: {', '.join(sorted(_ACCEPTED_CC))}",
     )
     for i, link in enumerate(links):
         for name in ("forward", "reverse"):
             d = link[name]
-            where = f"links[{i}].{name}"
+            where = f"links.{i}.{name}"
             _check(d["rate_bps"] > 0, f"{where}.rate_bps", "must be > 0")
             _check(d["delay_ns"] >= 0, f"{where}.delay_ns", "must be >= 0")
             kind = d["error"].get("kind")
@@ -525,8 +524,6 @@ def run(plan: Plan) -> dict[str, Any]:
         pftk = pftk_bps(mss, rtt, p, b, w_max, t0, bool(stcp["fast_retransmit"]))
         pftk_approx = pftk_approx_bps(mss, rtt, p, b, w_max, t0)
         pftk_window_limited = pftk_unconstrained_window(p, b) >= w_max
-        if stcp["cc"] not in _RENO_FAMILY:
-            notes.append(f"loss response of {stcp['cc']!r} modelled as Reno (PFTK)")
         if any(d["error"]["kind"] == "gilbert_elliott" for d in forward):
             notes.append(
                 "Gilbert-Elliott losses come in bursts; PFTK takes the mean per-packet loss "
