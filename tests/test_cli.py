@@ -162,3 +162,14 @@ def test_schema_prints_a_valid_json_schema() -> None:
     schema = json.loads(result.stdout)
     jsonschema.Draft202012Validator.check_schema(schema)
     assert "links" in schema["properties"]
+
+
+def test_same_file_and_seed_print_identical_json_on_a_lossy_path(tmp_path: Path) -> None:
+    lossy = scenario(tmp_path, GOOD.replace('delay = "275ms"', 'delay = "275ms"\nber = 3e-6'))
+    runs = [
+        runner.invoke(app, ["run", str(lossy), "--json", "--no-save", *extra]).stdout
+        for extra in ([], [], ["--seed", "2"])
+    ]
+    assert runs[0] == runs[1]
+    assert json.loads(runs[0])["summary"]["retransmits"] > 0
+    assert runs[0] != runs[2]
