@@ -424,3 +424,12 @@ def test_total_loss_delivers_nothing() -> None:
 def test_refusals_name_the_field(overrides: dict, field: str) -> None:
     with pytest.raises(ValueError, match="^" + re.escape(field) + ":"):
         run(make_plan(**overrides))
+
+
+def test_model_refuses_loss_formulas_for_cubic_and_has_no_hybla() -> None:
+    lossy = make_plan(tcp__cc="cubic", links__0__forward__error={"kind": "ber", "ber": 1e-6})
+    with pytest.raises(ValueError, match=r"hosts\.0\.tcp\.cc"):
+        model.run(lossy)
+    model.run(make_plan(tcp__cc="cubic"))  # loss-free CUBIC is slow start + window limit
+    with pytest.raises(ValueError, match=r"hosts\.0\.tcp\.cc"):
+        model.run(make_plan(tcp__cc="hybla"))

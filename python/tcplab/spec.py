@@ -99,7 +99,9 @@ class _Model(BaseModel):
 class Tcp(_Model):
     """The TCP configuration of one host."""
 
-    cc: Literal["newreno"] = Field("newreno", description="congestion control algorithm")
+    cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla"] = Field(
+        "newreno", description="congestion control algorithm"
+    )
     sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
     rcvbuf: Size = Field("64KiB", validate_default=True, description="socket receive buffer")
     mss: int = Field(1460, ge=64, le=65495, description="maximum segment size, bytes")
@@ -134,7 +136,7 @@ class Host(_Model):
 
 
 class Queue(_Model):
-    """A drop-tail queue in front of a link direction; the packet in service counts."""
+    """A drop-tail queue in front of a link direction; the packet being serialized has left it."""
 
     limit: QueueLimit = Field("100p", validate_default=True)
 

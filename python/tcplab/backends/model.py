@@ -27,9 +27,11 @@ MAX_UNSCALED_WINDOW_BYTES = 65535
 SSTHRESH_INFINITE_BYTES = 2**32 - 1
 NS_PER_S = 1_000_000_000
 
-# Congestion controls whose loss-free behaviour is slow start + window limit and whose
-# loss response is Reno's, so that PFTK and Mathis apply.
-_ACCEPTED_CC = frozenset({"newreno"})
+# Congestion controls whose loss response is Reno's, so that PFTK and Mathis apply.
+_LOSS_MODELLED_CC = frozenset({"tahoe", "reno", "newreno"})
+# Loss-free, CUBIC is standard slow start up to the window limit (RFC 9438 §4.10) and fits
+# the fluid model; Hybla's ρ-scaled growth does not.
+_ACCEPTED_CC = _LOSS_MODELLED_CC | {"cubic"}
 
 Plan = Mapping[str, Any]
 
@@ -515,6 +517,13 @@ def run(plan: Plan) -> dict[str, Any]:
     ]
     p = path_loss_probability(data_pers)
     p_ack = path_loss_probability(ack_pers)
+    _check(
+        p == 0 or stcp["cc"] in _LOSS_MODELLED_CC,
+        "hosts.0.tcp.cc",
+        f"the model's loss formulas (Mathis, PFTK) describe Reno; {stcp['cc']!r} on a lossy "
+        f"path has no closed-form model here; accepted with loss: "
+        f"{', '.join(sorted(_LOSS_MODELLED_CC))}",
+    )
     t0 = rto_after_first_sample_s(rtt, stcp["min_rto_ns"] / NS_PER_S)
     w_max = max(1, w_eff // mss)
     mathis = pftk = pftk_approx = None

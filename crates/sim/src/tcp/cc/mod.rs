@@ -1,25 +1,79 @@
 //! Congestion control behind one small trait, shaped like Linux's `tcp_congestion_ops`:
 //! the algorithm decides the window's growth and its reduction on loss; loss detection
-//! and recovery live in the sender, not here.
+//! and recovery (which differ between Tahoe, Reno and NewReno) live in the sender.
 
+mod cubic;
+mod hybla;
 mod reno;
 
+pub use cubic::Cubic;
+pub use hybla::Hybla;
 pub use reno::Reno;
 
-/// The `tcp.cc` names the simulator accepts.
-pub const NAMES: &[&str] = &["newreno"];
+use crate::engine::Nanos;
 
-pub trait CongestionControl {
-    /// Slow-start threshold after a loss is detected, given the data in flight.
-    fn ssthresh_after_loss(&mut self, flight: u64, mss: u64) -> u64;
-    /// Grows `cwnd` on an ACK of `acked` new bytes outside loss recovery.
-    fn on_ack(&mut self, cwnd: &mut u64, ssthresh: u64, acked: u64, mss: u64);
+/// The `tcp.cc` names the simulator accepts.
+pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "hybla"];
+
+/// How the sender recovers from a loss signalled by duplicate ACKs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Fast retransmit, then slow start from one segment (4.3BSD Tahoe).
+    Tahoe,
+    /// Fast retransmit and fast recovery ending at the first new ACK (RFC 5681 §3.2).
+    Reno,
+    /// Fast recovery through partial ACKs (RFC 6582).
+    NewReno,
 }
 
-/// The algorithm for a validated `tcp.cc` name (the plan check guarantees it is known).
-pub fn build(name: &str) -> Box<dyn CongestionControl> {
+/// What an algorithm sees of the connection when it acts. Windows are in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct CcState {
+    pub now: Nanos,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u64,
+    pub flight: u64,
+    pub srtt: Option<Nanos>,
+    pub min_rtt: Option<Nanos>,
+}
+
+pub trait CongestionControl {
+    /// Slow-start threshold when a loss is detected (duplicate ACKs or a timeout).
+    fn ssthresh_after_loss(&mut self, s: &CcState) -> u64;
+    /// The new `cwnd` after an ACK of `acked` new bytes outside loss recovery.
+    fn on_ack(&mut self, s: &CcState, acked: u64) -> u64;
+    /// The retransmission timer expired.
+    fn on_timeout(&mut self, _s: &CcState) {}
+}
+
+/// Standard slow start, RFC 5681 eq. (2): at most one SMSS per ACK, not past ssthresh by
+/// more than that.
+pub fn slow_start(s: &CcState, acked: u64) -> u64 {
+    s.cwnd + acked.min(s.mss)
+}
+
+/// The algorithm and recovery for a validated `tcp.cc` name.
+pub fn build(name: &str) -> (Box<dyn CongestionControl>, Recovery) {
     match name {
-        "newreno" => Box::new(Reno),
+        "tahoe" => (Box::new(Reno), Recovery::Tahoe),
+        "reno" => (Box::new(Reno), Recovery::Reno),
+        "newreno" => (Box::new(Reno), Recovery::NewReno),
+        "cubic" => (Box::new(Cubic::default()), Recovery::NewReno),
+        "hybla" => (Box::new(Hybla::default()), Recovery::NewReno),
         other => unreachable!("plan validation admits only {NAMES:?}, got {other}"),
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn state(cwnd_segments: u64, ssthresh_segments: u64, now: Nanos) -> CcState {
+    CcState {
+        now,
+        cwnd: cwnd_segments * 1000,
+        ssthresh: ssthresh_segments.saturating_mul(1000),
+        mss: 1000,
+        flight: cwnd_segments * 1000,
+        srtt: Some(100_000_000),
+        min_rtt: Some(100_000_000),
     }
 }

@@ -6,7 +6,7 @@ mod recovery;
 
 use std::collections::VecDeque;
 
-use super::cc::{self, CongestionControl};
+use super::cc::{self, CcState, CongestionControl, Recovery};
 use super::{window_shift_for, RtoEstimator, Segment};
 use crate::engine::Nanos;
 
@@ -58,6 +58,7 @@ struct Timed {
 pub struct Sender {
     cfg: SenderConfig,
     cc: Box<dyn CongestionControl>,
+    recovery: Recovery,
     established: bool,
     syn_retransmitted: bool,
     syn_sent_at: Nanos,
@@ -90,8 +91,10 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(cfg: SenderConfig) -> Self {
+        let (cc, recovery) = cc::build(&cfg.cc);
         Self {
-            cc: cc::build(&cfg.cc),
+            cc,
+            recovery,
             mss: u64::from(cfg.mss),
             rto: RtoEstimator::new(cfg.min_rto_ns),
             established: false,
@@ -294,8 +297,7 @@ impl Sender {
             if self.in_recovery {
                 self.on_ack_in_recovery(now, acked, out);
             } else {
-                self.cc
-                    .on_ack(&mut self.cwnd, self.ssthresh, acked, self.mss);
+                self.cwnd = self.cc.on_ack(&self.cc_state(now), acked);
                 self.restart_timer(now);
             }
         } else if self.is_duplicate_ack(seg, window_changed) {
@@ -351,20 +353,37 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        let flight = self.snd_max - self.snd_una;
-        self.ssthresh = self.cc.ssthresh_after_loss(flight, self.mss);
-        // RFC 5681 §3.1: the loss window is one segment.
-        self.cwnd = self.mss;
+        let state = self.cc_state(now);
+        self.cc.on_timeout(&state);
         self.in_recovery = false;
-        self.dupacks = 0;
         // RFC 6582 §3.2 step 1 heuristics: no fast retransmit for data sent before the timeout.
+        self.go_back_n(now, out);
+    }
+
+    /// Loss response shared by the timeout and Tahoe's fast retransmit (RFC 5681 §3.1):
+    /// ssthresh from the algorithm, a loss window of one segment, and every outstanding
+    /// segment resent as the window reopens, none of them giving an RTT sample (Karn).
+    fn go_back_n(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.ssthresh = self.cc.ssthresh_after_loss(&self.cc_state(now));
+        self.cwnd = self.mss;
+        self.dupacks = 0;
         self.recover = Some(self.snd_max);
-        // Go back N: every outstanding segment is resent as the window reopens, and none of
-        // them can give an RTT sample (Karn).
         self.snd_nxt = self.snd_una;
         self.timed.clear();
         self.timer = None;
         self.try_send(now, out);
+    }
+
+    fn cc_state(&self, now: Nanos) -> CcState {
+        CcState {
+            now,
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            mss: self.mss,
+            flight: self.snd_max - self.snd_una,
+            srtt: self.rto.srtt(),
+            min_rtt: self.rto.min_rtt(),
+        }
     }
 
     pub fn cwnd(&self) -> u64 {

@@ -1,6 +1,7 @@
-//! Fast retransmit (RFC 5681 §3.2) and NewReno fast recovery (RFC 6582 §3.2).
+//! Fast retransmit (RFC 5681 §3.2) and what follows it: Tahoe's slow start from one
+//! segment, Reno's fast recovery (RFC 5681 §3.2), or NewReno's (RFC 6582 §3.2).
 
-use super::{Sender, DUPACK_THRESHOLD};
+use super::{Recovery, Sender, DUPACK_THRESHOLD};
 use crate::engine::Nanos;
 use crate::tcp::Segment;
 
@@ -17,17 +18,22 @@ impl Sender {
     }
 
     /// RFC 6582 §3.2 step 2: only if the cumulative ACK covers more than `recover`, so that
-    /// duplicates caused by retransmissions do not trigger a second reduction.
+    /// duplicates caused by retransmissions do not trigger a second reduction. Classic
+    /// Reno (RFC 5681) has no such guard.
     fn enter_fast_recovery(&mut self, now: Nanos, out: &mut Vec<Segment>) {
-        if self.recover.is_some_and(|recover| self.snd_una <= recover) {
+        let guarded = self.recovery != Recovery::Reno;
+        if guarded && self.recover.is_some_and(|recover| self.snd_una <= recover) {
             return;
         }
-        let flight = self.snd_max - self.snd_una;
-        self.ssthresh = self.cc.ssthresh_after_loss(flight, self.mss);
+        self.stats.fast_retransmits += 1;
+        if self.recovery == Recovery::Tahoe {
+            self.go_back_n(now, out);
+            return;
+        }
+        self.ssthresh = self.cc.ssthresh_after_loss(&self.cc_state(now));
         self.recover = Some(self.snd_max);
         self.in_recovery = true;
         self.partial_ack_seen = false;
-        self.stats.fast_retransmits += 1;
         self.retransmit_first_unacked(now, out);
         // RFC 5681 §3.2 step 3: ssthresh plus the three segments that left the network.
         self.cwnd = self.ssthresh + 3 * self.mss;
@@ -45,8 +51,16 @@ impl Sender {
         self.snd_nxt = self.snd_nxt.max(seq + len);
     }
 
-    /// An ACK of new data while in fast recovery (RFC 6582 §3.2 steps 4 and 5).
+    /// An ACK of new data while in fast recovery.
     pub(super) fn on_ack_in_recovery(&mut self, now: Nanos, acked: u64, out: &mut Vec<Segment>) {
+        if self.recovery == Recovery::Reno {
+            // RFC 5681 §3.2 step 6: the first new ACK ends recovery; deflate to ssthresh.
+            self.cwnd = self.ssthresh;
+            self.in_recovery = false;
+            self.restart_timer(now);
+            return;
+        }
+        // NewReno, RFC 6582 §3.2 steps 4 and 5.
         let recover = self.recover.expect("recovery always records `recover`");
         if self.snd_una >= recover {
             // Full acknowledgment: deflate with option (1) of step 3, which avoids a burst:

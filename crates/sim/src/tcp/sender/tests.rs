@@ -344,3 +344,55 @@ fn limit_reports_what_blocks_the_sender() {
     t.rwnd = 2000;
     assert_eq!(t.limit(true), Limit::Rwnd);
 }
+
+// ---- Tahoe and Reno against NewReno ------------------------------------------------------
+
+fn flavour(cc: &str) -> Sender {
+    into_steady_flight(SenderConfig {
+        cc: cc.into(),
+        ..config()
+    })
+}
+
+#[test]
+fn tahoe_fast_retransmit_restarts_from_one_segment() {
+    let mut s = flavour("tahoe");
+    for t in 0..2 {
+        ack(&mut s, 200 + t, 0);
+    }
+    let out = ack(&mut s, 202, 0);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 5 * MSS));
+    assert!(!s.in_recovery);
+    // Further duplicates do not inflate anything: Tahoe has no fast recovery.
+    assert!(ack(&mut s, 203, 0).is_empty());
+    assert_eq!(s.cwnd(), MSS);
+}
+
+#[test]
+fn reno_leaves_recovery_at_the_first_new_ack_newreno_at_the_full_ack() {
+    // Segments 0 and 3000 of the window 0..10000 are lost.
+    let mut reno = flavour("reno");
+    let mut newreno = flavour("newreno");
+    for s in [&mut reno, &mut newreno] {
+        for t in 0..3 {
+            ack(s, 200 + t, 0);
+        }
+    }
+    let reno_out = ack(&mut reno, 300, 3000);
+    let newreno_out = ack(&mut newreno, 300, 3000);
+    // Reno deflates to ssthresh and waits for three more duplicates before it resends 3000.
+    assert!(!reno.in_recovery);
+    assert_eq!(reno.cwnd(), 5 * MSS);
+    assert!(reno_out.is_empty());
+    // NewReno resends the second hole at once and keeps its single reduction.
+    assert!(newreno.in_recovery);
+    assert_eq!(newreno_out[0].seq, 3000);
+    // Reno's second loss costs a second halving.
+    for t in 0..3 {
+        ack(&mut reno, 400 + t, 3000);
+    }
+    assert_eq!(reno.stats.fast_retransmits, 2);
+    assert_eq!(reno.ssthresh(), 3500); // half of the 7000 bytes then in flight
+    assert_eq!(newreno.ssthresh(), 5 * MSS);
+}
