@@ -1,0 +1,401 @@
+"""Plots of results: metrics against swept parameters, bar charts, per-interval series, traces.
+
+Every function takes a pandas DataFrame shaped like the result store's tables and returns a
+matplotlib Figure; `save` writes it as PNG and SVG, `png_bytes`/`svg_text` give it for
+embedding. Figures are built with the object-oriented API (no pyplot, no global state), so
+they render headless on the Agg and SVG canvases and plotting in threads is safe.
+
+Axis labels carry units. A column's quantity (rate, size, time, ...) is known from its
+name: the result fields by name or suffix (`goodput_bps`, `cwnd_bytes`, `srtt_s`), swept
+parameters by the last part of their field path (`hosts.client.tcp.sndbuf` → socket send
+buffer). Swept values written with units ("32KiB", "275ms") are parsed back to numbers.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from tcplab import display, units
+
+Kind = Literal["rate", "size", "time", "db", "segments", "count", "share", "number"]
+
+# Result fields and parameter names people plot, with what they are called on an axis.
+_QUANTITIES: dict[str, tuple[str, Kind]] = {
+    "goodput_bps": ("goodput", "rate"),
+    "interval_bytes": ("delivered per interval", "size"),
+    "bytes_delivered": ("bytes delivered", "size"),
+    "bytes_written": ("bytes written", "size"),
+    "cwnd_bytes": ("cwnd", "size"),
+    "ssthresh_bytes": ("ssthresh", "size"),
+    "flight_bytes": ("bytes in flight", "size"),
+    "rwnd_bytes": ("receive window", "size"),
+    "max_queue_bytes": ("peak queue", "size"),
+    "t_s": ("time", "time"),
+    "elapsed_s": ("elapsed time", "time"),
+    "srtt_s": ("srtt", "time"),
+    "min_rtt_s": ("minimum RTT", "time"),
+    "retransmits": ("retransmitted segments", "count"),
+    "fast_retransmits": ("fast retransmits", "count"),
+    "timeouts": ("timeouts", "count"),
+    "segments_sent": ("segments sent", "count"),
+    "utilisation": ("utilisation", "share"),
+    "efficiency": ("efficiency", "share"),
+    "fairness": ("Jain fairness index", "number"),
+    "sndbuf": ("socket send buffer", "size"),
+    "rcvbuf": ("socket receive buffer", "size"),
+    "message_size": ("message size", "size"),
+    "bytes": ("file size", "size"),
+    "mss": ("MSS", "size"),
+    "rate": ("link rate", "rate"),
+    "reverse_rate": ("reverse link rate", "rate"),
+    "delay": ("one-way delay", "time"),
+    "reverse_delay": ("reverse one-way delay", "time"),
+    "duration": ("duration", "time"),
+    "min_rto": ("minimum RTO", "time"),
+    "ebno_db": ("Eb/No", "db"),
+    "reverse_ebno_db": ("reverse Eb/No", "db"),
+    "initial_window": ("initial window", "segments"),
+    "ber": ("bit error rate", "number"),
+    "loss": ("packet loss probability", "number"),
+}
+_SUFFIXES: tuple[tuple[str, Kind], ...] = (
+    ("_bps", "rate"),
+    ("_bytes", "size"),
+    ("_s", "time"),
+    ("_db", "db"),
+)
+_SIZE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "B"))
+_PARSERS = {"rate": units.parse_rate, "size": units.parse_size}
+FIGSIZE = (7.0, 4.0)
+WIDE_FIGSIZE = (9.0, 3.2)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """What a column holds: a name for people and the kind of unit it is measured in."""
+
+    name: str
+    kind: Kind
+
+
+def quantity(column: str) -> Quantity:
+    """The quantity of a result column or of a swept field path such as `links.0.ebno_db`."""
+    leaf = column.rsplit(".", 1)[-1]
+    if leaf in _QUANTITIES:
+        return Quantity(*_QUANTITIES[leaf])
+    for suffix, kind in _SUFFIXES:
+        if leaf.endswith(suffix):
+            return Quantity(leaf.removesuffix(suffix).replace("_", " "), kind)
+    return Quantity(leaf.replace("_", " "), "number")
+
+
+def numeric(values: pd.Series, kind: Kind) -> pd.Series:
+    """`values` as floats in the base unit (bit/s, bytes, seconds).
+
+    Swept values keep the spelling of the scenario ("32KiB", "275ms"); those are parsed
+    with the scenario's own unit parsers. Raises ValueError for a value that is not a number
+    of this kind.
+    """
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return values.astype(float)
+    if kind == "time":
+        return values.map(lambda value: units.parse_duration(value) / 1e9).astype(float)
+    parse = _PARSERS.get(kind)
+    if parse is None:
+        return values.map(float)
+    return values.map(parse).astype(float)
+
+
+def _is_numeric(values: pd.Series, kind: Kind) -> bool:
+    try:
+        numeric(values, kind)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a quantity is shown: divide base-unit values by `factor`, name the unit."""
+
+    factor: float
+    unit: str
+
+    def label(self, name: str) -> str:
+        return f"{name} ({self.unit})" if self.unit else name
+
+
+def scale(kind: Kind, values: Iterable[float]) -> Scale:
+    """The unit that suits the largest of `values` (e.g. kbit/s for a 2 Mb/s link's goodput)."""
+    largest = max((abs(value) for value in values if np.isfinite(value)), default=0.0)
+    if kind == "rate":
+        return Scale(*display.rate_unit(largest))
+    if kind == "size":
+        return Scale(*next((f, u) for f, u in _SIZE_UNITS if largest >= f or f == 1))
+    if kind == "time":
+        return Scale(1e-3, "ms") if 0 < largest < 1 else Scale(1.0, "s")
+    if kind == "share":
+        return Scale(0.01, "%")
+    return Scale(1.0, {"db": "dB", "segments": "segments"}.get(kind, ""))
+
+
+def format_value(column: str, value: object) -> str:
+    """One value of a column for a legend or a tick, with its unit: "32 KiB", "6.5 dB"."""
+    kind = quantity(column).kind
+    if isinstance(value, str) and not _is_numeric(pd.Series([value]), kind):
+        return value
+    number = float(numeric(pd.Series([value]), kind).iloc[0])
+    shown = scale(kind, [number])
+    text = f"{number / shown.factor:.4g}"
+    return f"{text} {shown.unit}" if shown.unit else text
+
+
+@dataclass(frozen=True)
+class ReferenceLine:
+    """A horizontal (axis "y") or vertical ("x") line at a value in the base unit."""
+
+    value: float
+    label: str
+    axis: Literal["x", "y"] = "y"
+
+
+def _draw_references(axes: Axes, lines: Sequence[ReferenceLine], x: Scale, y: Scale) -> None:
+    for line in lines:
+        if line.axis == "y":
+            axes.axhline(line.value / y.factor, color="0.35", linestyle="--", label=line.label)
+        else:
+            axes.axvline(line.value / x.factor, color="0.35", linestyle=":", label=line.label)
+
+
+def _groups(frame: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[str | None, pd.DataFrame]]:
+    """Split `frame` into one group per combination of the `by` columns it has, labelled."""
+    keys = [key for key in by if key in frame]
+    if not keys:
+        yield None, frame
+        return
+    groups = list(frame.groupby(keys, sort=False))
+    # In the order of the values' magnitudes ("4KiB" before "16KiB"), else as they come.
+    groups.sort(key=lambda item: tuple(_sort_key(k, v) for k, v in zip(keys, item[0], strict=True)))
+    for values, group in groups:
+        yield (
+            ", ".join(
+                f"{quantity(key).name} {format_value(key, value)}"
+                for key, value in zip(keys, values, strict=True)
+            ),
+            group,
+        )
+
+
+def _sort_key(column: str, value: object) -> float:
+    values = pd.Series([value])
+    kind = quantity(column).kind
+    return float(numeric(values, kind).iloc[0]) if _is_numeric(values, kind) else 0.0
+
+
+def _ci(frame: pd.DataFrame, y: str, ci: str | None) -> str | None:
+    """The CI column to draw: the one named, else `<y>_ci95` when the frame has it."""
+    if ci is not None:
+        if ci not in frame:
+            raise ValueError(f"no column {ci!r} for the confidence interval of {y!r}")
+        return ci
+    return f"{y}_ci95" if f"{y}_ci95" in frame else None
+
+
+def _legend(axes: Axes) -> None:
+    # A single unlabelled line needs no legend; several lines (or a reference line) do.
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize="small")
+
+
+def _require(frame: pd.DataFrame, *columns: str | None) -> None:
+    missing = [column for column in columns if column is not None and column not in frame]
+    if missing:
+        raise ValueError(f"the frame has no column {', '.join(map(repr, missing))}")
+
+
+def metric_vs_param(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    series: str | None = None,
+    ci: str | None = None,
+    reference_lines: Sequence[ReferenceLine] = (),
+    title: str | None = None,
+) -> Figure:
+    """`y` against the swept parameter `x`, one line per value of `series`, with CI bars.
+
+    `frame` has one row per point (mean values); the error bars are the half-widths in
+    column `ci`, by default `<y>_ci95` when present. A parameter whose values are not
+    numbers (e.g. queue limits in packets and bytes) is drawn at evenly spaced categories.
+    """
+    _require(frame, x, y, series)
+    x_kind, y_kind = quantity(x).kind, quantity(y).kind
+    ci = _ci(frame, y, ci)
+    categorical = not _is_numeric(frame[x], x_kind)
+    categories = list(dict.fromkeys(frame[x])) if categorical else []
+    xs = frame[x].map(categories.index).astype(float) if categorical else numeric(frame[x], x_kind)
+    ys = numeric(frame[y], y_kind)
+    x_scale = Scale(1.0, "") if categorical else scale(x_kind, xs)
+    y_scale = scale(y_kind, [*ys, *(line.value for line in reference_lines if line.axis == "y")])
+    figure = Figure(figsize=FIGSIZE, layout="constrained")
+    axes = figure.subplots()
+    data = frame.assign(_x=xs, _y=ys)
+    for label, group in _groups(data, [series] if series else []):
+        group = group.sort_values("_x")
+        errors = group[ci] / y_scale.factor if ci else None
+        axes.errorbar(
+            group["_x"] / x_scale.factor,
+            group["_y"] / y_scale.factor,
+            yerr=errors,
+            marker="o",
+            capsize=3,
+            label=label,
+        )
+    _draw_references(axes, reference_lines, x_scale, y_scale)
+    if categorical:
+        axes.set_xticks(range(len(categories)), [format_value(x, c) for c in categories])
+    axes.set_xlabel(x_scale.label(quantity(x).name))
+    axes.set_ylabel(y_scale.label(quantity(y).name))
+    axes.set_ylim(bottom=0)
+    if title:
+        axes.set_title(title)
+    _legend(axes)
+    return figure
+
+
+def bar_chart(
+    frame: pd.DataFrame,
+    category: str,
+    y: str,
+    *,
+    series: str | None = None,
+    ci: str | None = None,
+    reference_lines: Sequence[ReferenceLine] = (),
+    title: str | None = None,
+) -> Figure:
+    """`y` for each value of `category` as bars, grouped side by side by `series`.
+
+    For tables such as efficiency or fairness per configuration. Error bars as in
+    `metric_vs_param`.
+    """
+    _require(frame, category, y, series)
+    y_kind = quantity(y).kind
+    ci = _ci(frame, y, ci)
+    categories = list(dict.fromkeys(frame[category]))
+    ys = numeric(frame[y], y_kind)
+    y_scale = scale(y_kind, [*ys, *(line.value for line in reference_lines if line.axis == "y")])
+    data = frame.assign(_y=ys)
+    groups = list(_groups(data, [series] if series else []))
+    width = 0.8 / len(groups)
+    figure = Figure(figsize=FIGSIZE, layout="constrained")
+    axes = figure.subplots()
+    for index, (label, group) in enumerate(groups):
+        positions = group[category].map(categories.index) + (index - (len(groups) - 1) / 2) * width
+        errors = group[ci] / y_scale.factor if ci else None
+        axes.bar(
+            positions, group["_y"] / y_scale.factor, width, yerr=errors, capsize=3, label=label
+        )
+    _draw_references(axes, reference_lines, Scale(1.0, ""), y_scale)
+    axes.set_xticks(range(len(categories)), [format_value(category, c) for c in categories])
+    axes.set_xlabel(quantity(category).name)
+    axes.set_ylabel(y_scale.label(quantity(y).name))
+    axes.set_ylim(bottom=0)
+    if title:
+        axes.set_title(title)
+    _legend(axes)
+    return figure
+
+
+def per_interval(
+    frame: pd.DataFrame,
+    y: str = "interval_bytes",
+    *,
+    series: Sequence[str] = ("repetition",),
+    title: str | None = None,
+) -> Figure:
+    """Per-interval values (delivered bytes, or goodput) as steps over time.
+
+    `frame` has `t_s` stamped at each interval's end (the first starts at 0), as in the
+    result's series; one line per combination of the `series` columns present.
+    """
+    _require(frame, "t_s", y)
+    y_kind = quantity(y).kind
+    y_scale = scale(y_kind, numeric(frame[y], y_kind))
+    figure = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
+    axes = figure.subplots()
+    for label, group in _groups(frame, series):
+        group = group.sort_values("t_s")
+        edges = [0.0, *group["t_s"]]
+        axes.stairs(numeric(group[y], y_kind) / y_scale.factor, edges, label=label)
+    axes.set_xlabel("time (s)")
+    axes.set_ylabel(y_scale.label(quantity(y).name))
+    axes.set_ylim(bottom=0)
+    if title:
+        axes.set_title(title)
+    _legend(axes)
+    return figure
+
+
+def sender_trace(
+    frame: pd.DataFrame,
+    *,
+    series: Sequence[str] = ("repetition", "flow"),
+    title: str | None = None,
+) -> Figure:
+    """cwnd and srtt over time, side by side; one line per combination of `series`."""
+    _require(frame, "t_s", "cwnd_bytes", "srtt_s")
+    cwnd_scale = scale("size", frame["cwnd_bytes"])
+    srtt_scale = scale("time", frame["srtt_s"])
+    figure = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
+    cwnd_axes, srtt_axes = figure.subplots(1, 2)
+    for label, group in _groups(frame, series):
+        cwnd_axes.plot(group["t_s"], group["cwnd_bytes"] / cwnd_scale.factor, label=label)
+        srtt_axes.plot(group["t_s"], group["srtt_s"] / srtt_scale.factor, label=label)
+    cwnd_axes.set_ylabel(cwnd_scale.label("cwnd"))
+    srtt_axes.set_ylabel(srtt_scale.label("srtt"))
+    for axes in (cwnd_axes, srtt_axes):
+        axes.set_xlabel("time (s)")
+        axes.set_ylim(bottom=0)
+        _legend(axes)
+    if title:
+        figure.suptitle(title)
+    return figure
+
+
+def png_bytes(figure: Figure, dpi: int = 100) -> bytes:
+    """The figure as a PNG file's bytes."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def svg_text(figure: Figure) -> str:
+    """The figure as an SVG document."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg")
+    return buffer.getvalue()
+
+
+def save(
+    figure: Figure, path: str | os.PathLike[str], formats: Sequence[str] = ("png", "svg")
+) -> list[Path]:
+    """Write the figure as `path` with each format's suffix (plot.png, plot.svg)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        target = path.with_suffix(f".{fmt}")
+        figure.savefig(target, format=fmt, dpi=100)
+        written.append(target)
+    return written

@@ -1,0 +1,133 @@
+"""Plots: PNG and SVG files with axes labelled in units, one line per series, CI bars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from tcplab import plots
+
+
+def points() -> pd.DataFrame:
+    """Per-point means of a sndbuf × Eb/No sweep, as the store aggregates them."""
+    rows = []
+    for ebno in (6.0, 8.0):
+        for kib in (4, 8, 16, 32):
+            goodput = kib * 1024 * 8 / 0.55 * (0.3 if ebno == 6.0 else 0.95)
+            rows.append(
+                {
+                    "hosts.client.tcp.sndbuf": f"{kib}KiB",
+                    "links.0.ebno_db": ebno,
+                    "goodput_bps": goodput,
+                    "goodput_bps_ci95": 0.05 * goodput,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def axes_texts(figure: Figure) -> list[tuple[str, str]]:
+    return [(axes.get_xlabel(), axes.get_ylabel()) for axes in figure.axes]
+
+
+def test_metric_against_a_swept_size_has_units_lines_per_series_and_error_bars(
+    tmp_path: Path,
+) -> None:
+    bound = plots.ReferenceLine(65536 * 8 / 0.55, "window bound 64 KiB / 550 ms")
+    figure = plots.metric_vs_param(
+        points(),
+        "hosts.client.tcp.sndbuf",
+        "goodput_bps",
+        series="links.0.ebno_db",
+        reference_lines=[bound],
+    )
+    assert axes_texts(figure) == [("socket send buffer (KiB)", "goodput (kbit/s)")]
+    (axes,) = figure.axes
+    labels = axes.get_legend_handles_labels()[1]
+    assert sorted(labels) == ["Eb/No 6 dB", "Eb/No 8 dB", "window bound 64 KiB / 550 ms"]
+    # "32KiB" was parsed to 32 KiB: the last point of each line sits at x = 32.
+    lines = [line for line in axes.get_lines() if line.get_marker() == "o"]
+    assert [list(line.get_xdata()) for line in lines] == [[4, 8, 16, 32]] * 2
+    assert len(axes.containers) == 2  # one errorbar container per series
+    written = plots.save(figure, tmp_path / "goodput-vs-sndbuf")
+    assert [path.name for path in written] == ["goodput-vs-sndbuf.png", "goodput-vs-sndbuf.svg"]
+    assert written[0].read_bytes().startswith(b"\x89PNG")
+    svg = written[1].read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+
+
+def test_eb_no_on_the_x_axis_and_buffer_sizes_in_the_legend() -> None:
+    figure = plots.metric_vs_param(
+        points(), "links.0.ebno_db", "goodput_bps", series="hosts.client.tcp.sndbuf"
+    )
+    (axes,) = figure.axes
+    assert axes.get_xlabel() == "Eb/No (dB)"
+    # Ordered by size, not as text ("16KiB" < "4KiB").
+    assert axes.get_legend_handles_labels()[1] == [
+        "socket send buffer 4 KiB",
+        "socket send buffer 8 KiB",
+        "socket send buffer 16 KiB",
+        "socket send buffer 32 KiB",
+    ]
+
+
+def test_values_that_are_not_numbers_become_categories() -> None:
+    frame = pd.DataFrame({"links.0.queue.limit": ["100p", "64KiB"], "goodput_bps": [1e6, 2e6]})
+    figure = plots.metric_vs_param(frame, "links.0.queue.limit", "goodput_bps")
+    (axes,) = figure.axes
+    assert [tick.get_text() for tick in axes.get_xticklabels()] == ["100p", "64KiB"]
+    assert axes.get_ylabel() == "goodput (Mbit/s)"
+
+
+def test_bar_chart_groups_series_side_by_side() -> None:
+    frame = pd.DataFrame(
+        {
+            "switch": ["ubr", "ubr", "epd", "epd"],
+            "vcs": [10, 70, 10, 70],
+            "efficiency": [0.6, 0.4, 0.9, 0.85],
+            "efficiency_ci95": [0.02, 0.03, 0.01, 0.02],
+        }
+    )
+    figure = plots.bar_chart(frame, "switch", "efficiency", series="vcs")
+    (axes,) = figure.axes
+    assert axes.get_ylabel() == "efficiency (%)"
+    assert axes.get_xlabel() == "switch"
+    assert [tick.get_text() for tick in axes.get_xticklabels()] == ["ubr", "epd"]
+    assert len(axes.patches) == 4
+    assert sorted(round(bar.get_height()) for bar in axes.patches) == [40, 60, 85, 90]
+    assert axes.get_legend_handles_labels()[1] == ["vcs 10", "vcs 70"]
+
+
+def test_per_interval_bytes_and_trace_have_time_axes(tmp_path: Path) -> None:
+    series = pd.DataFrame(
+        {
+            "repetition": [0, 0, 1, 1],
+            "t_s": [1.0, 2.0, 1.0, 2.0],
+            "interval_bytes": [2_000_000, 4_000_000, 1_000_000, 5_000_000],
+        }
+    )
+    figure = plots.per_interval(series)
+    assert axes_texts(figure) == [("time (s)", "delivered per interval (MiB)")]
+    assert figure.axes[0].get_legend_handles_labels()[1] == ["repetition 0", "repetition 1"]
+    trace = pd.DataFrame({"t_s": [0.5, 1.0], "cwnd_bytes": [14600, 29200], "srtt_s": [0.0, 0.55]})
+    figure = plots.sender_trace(trace)
+    assert axes_texts(figure) == [("time (s)", "cwnd (KiB)"), ("time (s)", "srtt (ms)")]
+    for path in plots.save(figure, tmp_path / "trace"):
+        assert path.stat().st_size > 1000
+
+
+def test_quantities_and_values_carry_their_units() -> None:
+    assert plots.quantity("links.0.delay") == plots.Quantity("one-way delay", "time")
+    assert plots.quantity("jitter_s") == plots.Quantity("jitter", "time")
+    assert plots.format_value("links.0.delay", "275ms") == "275 ms"
+    assert plots.format_value("links.0.rate", "2.048Mbps") == "2.048 Mbit/s"
+    assert plots.format_value("hosts.client.tcp.initial_window", 2560) == "2560 segments"
+
+
+def test_a_missing_column_is_named() -> None:
+    with pytest.raises(ValueError, match="'goodput_bps_ci99'"):
+        plots.metric_vs_param(points(), "links.0.ebno_db", "goodput_bps", ci="goodput_bps_ci99")
+    with pytest.raises(ValueError, match="'nope'"):
+        plots.bar_chart(points(), "nope", "goodput_bps")
