@@ -94,7 +94,7 @@ BAD = {
     "no links": (GOOD.split("[[links]]")[0], "links: at least one link is required"),
     "unknown cc": (GOOD.replace('sndbuf = "32KiB"', 'cc = "foo"'), "hosts.0.tcp.cc: "),
     "host named twice": (GOOD.replace('name = "server"', 'name = "client"'), "hosts: "),
-    "sack": (GOOD.replace('sndbuf = "32KiB"', "sack = true"), "hosts.0.tcp.sack: "),
+    "sack not a boolean": (GOOD.replace('sndbuf = "32KiB"', 'sack = "yes"'), "hosts.0.tcp.sack: "),
     "ebno out of range": (GOOD + 'ebno_db = 12.0\nber_curve = "koreasat-2000"\n',
                           "links.0.ebno_db: "),
     "toml syntax": (GOOD + "rate = 2.048Mbps\n", "invalid TOML"),

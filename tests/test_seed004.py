@@ -27,3 +27,16 @@ def test_without_loss_the_algorithms_share_slow_start() -> None:
     # Loss-free, CUBIC's slow start is standard slow start (RFC 9438 §4.10), so with the
     # same initial window CUBIC, Reno and NewReno deliver exactly the same bytes.
     assert delivered("cubic", 10) == delivered("reno", 10) == delivered("newreno", 10)
+
+
+def test_sack_recovers_a_window_of_losses_that_stalls_newreno() -> None:
+    # An initial window of 2560 segments overflows the one-BDP queue with hundreds of
+    # drops in one window. NewReno resends one hole per 600 ms round trip; SACK recovery
+    # (RFC 6675) resends every hole in the next round trip and keeps the link busy.
+    def run(sack: bool) -> int:
+        scenario = tcplab.load_spec(EXAMPLE).model_dump(mode="json", exclude_unset=True)
+        for host in scenario["hosts"]:
+            host["tcp"].update(cc="cubic", initial_window=2560, sack=sack)
+        return tcplab.run(scenario).summary["bytes_delivered"]
+
+    assert run(sack=True) > 2 * run(sack=False)

@@ -107,7 +107,9 @@ class Tcp(_Model):
     mss: int = Field(1460, ge=64, le=65495, description="maximum segment size, bytes")
     initial_window: int = Field(10, ge=1, le=100_000, description="initial cwnd, segments")
     window_scaling: bool = Field(True, description="RFC 7323 window scaling; off caps at 65535")
-    sack: bool = Field(False, description="SACK loss recovery (not implemented yet)")
+    sack: bool = Field(
+        False, description="SACK option (RFC 2018) and SACK loss recovery (RFC 6675)"
+    )
     delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
     delack_timeout: PositiveDuration = Field(
         "200ms", validate_default=True, description="delayed-ACK timer"
@@ -119,13 +121,6 @@ class Tcp(_Model):
         validate_default=True,
         description="lower bound of the whole RTO, as RFC 6298 section 2.4 (1 s) and ns-3",
     )
-
-    @field_validator("sack")
-    @classmethod
-    def _sack_not_yet(cls, value: bool) -> bool:
-        if value:
-            raise ValueError("SACK loss recovery is not implemented yet; set sack = false")
-        return value
 
 
 class Host(_Model):

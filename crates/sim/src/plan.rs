@@ -181,12 +181,6 @@ impl Plan {
                     ),
                 ));
             }
-            if tcp.sack {
-                return Err(PlanError::field(
-                    format!("{at}.sack"),
-                    "SACK loss recovery is not implemented in the simulator yet",
-                ));
-            }
             if !(64..=65495).contains(&tcp.mss) {
                 return Err(PlanError::field(
                     format!("{at}.mss"),

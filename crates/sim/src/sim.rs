@@ -88,6 +88,7 @@ impl Simulation {
             rcvbuf: src.rcvbuf,
             initial_window: src.initial_window,
             window_scaling: src.window_scaling,
+            sack: src.sack,
             nagle: src.nagle,
             fast_retransmit: src.fast_retransmit,
             min_rto_ns: src.min_rto_ns,
@@ -96,6 +97,7 @@ impl Simulation {
             mss: dst.mss,
             rcvbuf: dst.rcvbuf,
             window_scaling: dst.window_scaling,
+            sack: dst.sack,
             delayed_ack: dst.delayed_ack,
             delack_timeout_ns: dst.delack_timeout_ns,
         });

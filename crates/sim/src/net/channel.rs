@@ -63,7 +63,7 @@ impl Channel {
         if self.in_service.is_none() {
             return Some(self.start(now, packet));
         }
-        if self.queue.push(packet).is_err() {
+        if !self.queue.push(packet) {
             self.stats.drops_queue += 1;
         }
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue.bytes());

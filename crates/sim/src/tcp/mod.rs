@@ -6,8 +6,10 @@
 //! so wrap-around and PAWS are outside the model; the SYN occupies no sequence space here.
 
 pub mod cc;
+mod ranges;
 mod receiver;
 mod rto;
+pub mod sack;
 mod segment;
 mod sender;
 

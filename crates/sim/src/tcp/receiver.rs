@@ -1,8 +1,10 @@
 //! The receiving side of a connection: reassembly, the receive buffer and its advertised
 //! window, and the ACK policy (immediate or delayed).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
+use super::ranges::RangeSet;
+use super::segment::MAX_SACK_BLOCKS;
 use super::{window_shift_for, Segment};
 use crate::engine::Nanos;
 
@@ -14,6 +16,7 @@ pub struct ReceiverConfig {
     pub mss: u32,
     pub rcvbuf: u64,
     pub window_scaling: bool,
+    pub sack: bool,
     pub delayed_ack: bool,
     pub delack_timeout_ns: Nanos,
 }
@@ -37,8 +40,12 @@ pub struct Receiver {
     cfg: ReceiverConfig,
     established: bool,
     rcv_nxt: u64,
-    /// Out-of-order data held for reassembly: start → end.
-    ooo: BTreeMap<u64, u64>,
+    /// Out-of-order data held for reassembly.
+    ooo: RangeSet,
+    /// SACK negotiated (both SYNs carried SACK-permitted).
+    sack: bool,
+    /// Out-of-order segments, most recent first, to order SACK blocks (RFC 2018 §4).
+    recent: VecDeque<(u64, u64)>,
     /// In-order bytes the application has not read yet.
     unread: u64,
     /// Shift we apply to our window field; 0 unless both SYNs offered scaling.
@@ -54,7 +61,9 @@ impl Receiver {
         Self {
             established: false,
             rcv_nxt: 0,
-            ooo: BTreeMap::new(),
+            ooo: RangeSet::default(),
+            sack: false,
+            recent: VecDeque::new(),
             unread: 0,
             rcv_wscale: 0,
             offer_wscale: false,
@@ -118,26 +127,46 @@ impl Receiver {
         if self.cfg.window_scaling && seg.wscale_option.is_some() {
             self.rcv_wscale = window_shift_for(self.cfg.rcvbuf);
         }
+        self.sack = self.cfg.sack && seg.sack_permitted;
         self.ack_due = AckDue::SynAck;
     }
 
     fn insert_out_of_order(&mut self, start: u64, end: u64) {
-        let entry = self.ooo.entry(start).or_insert(end);
-        *entry = (*entry).max(end);
+        self.ooo.insert(start, end);
+        if self.sack {
+            self.recent.retain(|&(s, e)| !(start <= s && e <= end));
+            self.recent.push_front((start, end));
+            self.recent.truncate(2 * MAX_SACK_BLOCKS);
+        }
     }
 
     /// Moves `rcv_nxt` to `end`, then through any held data that is now contiguous.
     fn advance(&mut self, end: u64) {
         let before = self.rcv_nxt;
         self.rcv_nxt = end;
-        while let Some((&start, &stop)) = self.ooo.first_key_value() {
-            if start > self.rcv_nxt {
-                break;
-            }
+        while let Some((_, stop)) = self.ooo.pop_first_reaching(self.rcv_nxt) {
             self.rcv_nxt = self.rcv_nxt.max(stop);
-            self.ooo.pop_first();
         }
         self.unread += self.rcv_nxt - before;
+    }
+
+    /// RFC 2018 §4: the first block holds the most recently received segment, the others
+    /// repeat the most recently reported blocks; each block is a whole out-of-order range.
+    fn attach_sack_blocks(&mut self, seg: &mut Segment) {
+        let rcv_nxt = self.rcv_nxt;
+        self.recent.retain(|&(_, e)| e > rcv_nxt);
+        for &(start, _) in &self.recent {
+            if usize::from(seg.sack_len) == MAX_SACK_BLOCKS {
+                break;
+            }
+            let Some(block) = self.ooo.containing(start) else {
+                continue;
+            };
+            if !seg.sack_blocks().contains(&block) {
+                seg.sack[usize::from(seg.sack_len)] = block;
+                seg.sack_len += 1;
+            }
+        }
     }
 
     /// RFC 1122 §4.2.3.2 / RFC 5681 §4.2: with delayed ACKs, ACK every second segment or
@@ -176,10 +205,15 @@ impl Receiver {
                 window: self.free().min(65_535) as u16,
                 mss_option: Some(self.cfg.mss as u16),
                 wscale_option: self.offer_wscale.then_some(self.rcv_wscale),
+                sack_permitted: self.sack,
                 ..Segment::default()
             }
         } else {
-            Segment::pure_ack(self.rcv_nxt, self.window_field())
+            let mut ack = Segment::pure_ack(self.rcv_nxt, self.window_field());
+            if self.sack {
+                self.attach_sack_blocks(&mut ack);
+            }
+            ack
         };
         out.push(seg);
         self.stats.acks_sent += 1;
@@ -210,6 +244,7 @@ mod tests {
             mss: 1460,
             rcvbuf,
             window_scaling,
+            sack: true,
             delayed_ack,
             delack_timeout_ns: 200 * MS,
         })
@@ -343,5 +378,64 @@ mod tests {
         r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
         r.on_segment(MS, &Segment::data(1460, 1460, 0, 0));
         assert_eq!(r.rcv_nxt(), 2000);
+    }
+
+    fn sack_receiver() -> Receiver {
+        let mut r = receiver(false, 1 << 20, false);
+        let syn = Segment {
+            syn: true,
+            sack_permitted: true,
+            ..Segment::default()
+        };
+        r.on_segment(0, &syn);
+        assert!(acks(&mut r, 0)[0].sack_permitted);
+        r
+    }
+
+    #[test]
+    fn sack_blocks_report_the_latest_segment_first() {
+        let mut r = sack_receiver();
+        r.on_segment(MS, &Segment::data(1000, 1000, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].sack_blocks(), &[(1000, 2000)]);
+        r.on_segment(MS, &Segment::data(3000, 1000, 0, 0));
+        assert_eq!(
+            acks(&mut r, MS)[0].sack_blocks(),
+            &[(3000, 4000), (1000, 2000)]
+        );
+        // A segment extending an earlier block moves that block to the front.
+        r.on_segment(MS, &Segment::data(2000, 1000, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].sack_blocks(), &[(1000, 4000)]);
+        // Once the hole fills, nothing is left to report.
+        r.on_segment(MS, &Segment::data(0, 1000, 0, 0));
+        let ack = acks(&mut r, MS)[0];
+        assert_eq!((ack.ack, ack.sack_len), (4000, 0));
+    }
+
+    #[test]
+    fn at_most_four_sack_blocks_are_sent() {
+        let mut r = sack_receiver();
+        for k in 0..6u64 {
+            r.on_segment(MS, &Segment::data(1000 + 2000 * k, 1000, 0, 0));
+            acks(&mut r, MS);
+        }
+        r.on_segment(MS, &Segment::data(13_000, 1000, 0, 0));
+        let ack = acks(&mut r, MS)[0];
+        assert_eq!(ack.sack_len, 4);
+        assert_eq!(ack.sack_blocks()[0], (13_000, 14_000));
+    }
+
+    #[test]
+    fn no_sack_blocks_unless_both_sides_permit_them() {
+        let mut r = receiver(false, 1 << 20, false);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                ..Segment::default()
+            },
+        );
+        assert!(!acks(&mut r, 0)[0].sack_permitted);
+        r.on_segment(MS, &Segment::data(1000, 1000, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].sack_len, 0);
     }
 }

@@ -1,3 +1,6 @@
+/// RFC 2018 §3: at most four SACK blocks fit in the 40 bytes of option space.
+pub const MAX_SACK_BLOCKS: usize = 4;
+
 /// A TCP segment as the simulator carries it: the header fields the model uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Segment {
@@ -15,6 +18,11 @@ pub struct Segment {
     pub mss_option: Option<u16>,
     /// Window scale option (SYN only), RFC 7323 §2.
     pub wscale_option: Option<u8>,
+    /// SACK-permitted option (SYN only), RFC 2018 §2.
+    pub sack_permitted: bool,
+    /// SACK blocks [start, end), most recent first (RFC 2018 §3–4).
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    pub sack_len: u8,
     /// Sender bookkeeping: this payload was sent before.
     pub retransmission: bool,
 }
@@ -36,10 +44,22 @@ impl Segment {
     }
 
     /// 20 bytes of fixed header plus options padded to a multiple of 4 (RFC 9293 §3.1):
-    /// MSS is 4 bytes, window scale 3 (sent with a NOP).
+    /// MSS is 4 bytes, window scale 3, SACK-permitted 2, SACK 2 + 8 per block.
     pub fn tcp_header_bytes(&self) -> u32 {
-        let options: u32 = self.mss_option.map_or(0, |_| 4) + self.wscale_option.map_or(0, |_| 3);
+        let sack = if self.sack_len > 0 {
+            2 + 8 * u32::from(self.sack_len)
+        } else {
+            0
+        };
+        let options: u32 = self.mss_option.map_or(0, |_| 4)
+            + self.wscale_option.map_or(0, |_| 3)
+            + if self.sack_permitted { 2 } else { 0 }
+            + sack;
         20 + options.div_ceil(4) * 4
+    }
+
+    pub fn sack_blocks(&self) -> &[(u64, u64)] {
+        &self.sack[..usize::from(self.sack_len)]
     }
 
     pub fn end(&self) -> u64 {
@@ -66,5 +86,17 @@ mod tests {
             ..syn
         };
         assert_eq!(syn_no_ws.tcp_header_bytes(), 24);
+        let syn_sack = Segment {
+            sack_permitted: true,
+            ..syn
+        };
+        assert_eq!(syn_sack.tcp_header_bytes(), 32);
+    }
+
+    #[test]
+    fn sack_blocks_cost_eight_bytes_each() {
+        let mut ack = Segment::pure_ack(0, 0);
+        ack.sack_len = 3;
+        assert_eq!(ack.tcp_header_bytes(), 20 + 28);
     }
 }

@@ -3,10 +3,12 @@
 //! `recovery`) fast retransmit and NewReno fast recovery.
 
 mod recovery;
+mod sack_recovery;
 
 use std::collections::VecDeque;
 
 use super::cc::{self, CcState, CongestionControl, Recovery};
+use super::sack::Scoreboard;
 use super::{window_shift_for, RtoEstimator, Segment};
 use crate::engine::Nanos;
 
@@ -22,6 +24,7 @@ pub struct SenderConfig {
     pub rcvbuf: u64,
     pub initial_window: u32,
     pub window_scaling: bool,
+    pub sack: bool,
     pub nagle: bool,
     pub fast_retransmit: bool,
     pub min_rto_ns: Nanos,
@@ -86,6 +89,11 @@ pub struct Sender {
     rto: RtoEstimator,
     timer: Option<Nanos>,
     timed: VecDeque<Timed>,
+    /// SACK negotiated (both SYNs carried SACK-permitted, RFC 2018 §2).
+    sack_ok: bool,
+    scoreboard: Scoreboard,
+    /// RFC 6675 HighRxt: one past the highest byte resent in the current recovery.
+    high_rxt: u64,
     pub stats: SenderStats,
 }
 
@@ -117,6 +125,9 @@ impl Sender {
             partial_ack_seen: false,
             timer: None,
             timed: VecDeque::new(),
+            sack_ok: false,
+            scoreboard: Scoreboard::default(),
+            high_rxt: 0,
             stats: SenderStats::default(),
             cfg,
         }
@@ -131,6 +142,7 @@ impl Sender {
                 .cfg
                 .window_scaling
                 .then(|| window_shift_for(self.cfg.rcvbuf)),
+            sack_permitted: self.cfg.sack,
             retransmission: self.syn_retransmitted,
             ..Segment::default()
         }
@@ -205,6 +217,19 @@ impl Sender {
         }
     }
 
+    /// Resends [start, end) and marks the first transmissions it covers as ambiguous for
+    /// RTT sampling (Karn).
+    fn retransmit(&mut self, now: Nanos, start: u64, end: u64, out: &mut Vec<Segment>) {
+        let first = self.timed.partition_point(|t| t.end <= start);
+        for t in self.timed.iter_mut().skip(first) {
+            t.retransmitted = true;
+            if t.end >= end {
+                break;
+            }
+        }
+        self.emit(now, start, end - start, out);
+    }
+
     fn last_advertised_field(&self) -> u16 {
         self.cfg.rcvbuf.min(65_535) as u16
     }
@@ -219,10 +244,21 @@ impl Sender {
             if self.snd_nxt >= limit || self.snd_nxt >= self.written {
                 return;
             }
+            let resend = self.snd_nxt < self.snd_max;
+            if resend {
+                // After a timeout, data the receiver has SACKed is not sent again
+                // (RFC 6675 §5.1).
+                if let Some((_, end)) = self.scoreboard.sacked_range(self.snd_nxt) {
+                    self.snd_nxt = end;
+                    continue;
+                }
+            }
             let usable = limit - self.snd_nxt;
             let queued = self.written - self.snd_nxt;
-            let len = self.mss.min(usable).min(queued);
-            let resend = self.snd_nxt < self.snd_max;
+            let mut len = self.mss.min(usable).min(queued);
+            if resend {
+                len = self.unsacked_end(self.snd_nxt, self.snd_nxt + len) - self.snd_nxt;
+            }
             if len < self.mss && !resend && !self.small_segment_allowed(len, queued) {
                 return;
             }
@@ -265,6 +301,7 @@ impl Sender {
         if let (true, Some(shift)) = (self.cfg.window_scaling, seg.wscale_option) {
             self.snd_wscale = shift.min(14);
         }
+        self.sack_ok = self.cfg.sack && seg.sack_permitted;
         self.rwnd = u64::from(seg.window);
         self.last_window_field = seg.window;
         self.max_rwnd = self.rwnd;
@@ -287,6 +324,10 @@ impl Sender {
         self.rwnd = u64::from(seg.window) << self.snd_wscale;
         self.last_window_field = seg.window;
         self.max_rwnd = self.max_rwnd.max(self.rwnd);
+        if self.sack_ok {
+            self.on_ack_with_sack(now, seg, out);
+            return;
+        }
 
         if seg.ack > self.snd_una {
             let acked = seg.ack - self.snd_una;
@@ -309,6 +350,15 @@ impl Sender {
     /// leaves the window unchanged, and data is outstanding.
     fn is_duplicate_ack(&self, seg: &Segment, window_changed: bool) -> bool {
         seg.ack == self.snd_una && seg.len == 0 && !window_changed && self.snd_max > self.snd_una
+    }
+
+    /// Fast retransmit of the first unacknowledged segment re-arms the timer, as Linux does
+    /// (`tcp_xmit_retransmit_queue`). RFC 6298 alone would leave it running from the last
+    /// new ACK; when that ACK ended a burst (a window-limited flow on a long path idles for
+    /// most of each round trip), the timer then expires just before the retransmission can
+    /// be acknowledged: a spurious timeout.
+    fn rearm_for_head_retransmission(&mut self, now: Nanos) {
+        self.timer = Some(now + self.rto.rto());
     }
 
     /// RFC 6298 §5.2–5.3: stop the timer when everything is acknowledged, else restart it.
@@ -369,6 +419,7 @@ impl Sender {
         self.dupacks = 0;
         self.recover = Some(self.snd_max);
         self.snd_nxt = self.snd_una;
+        self.high_rxt = self.snd_una;
         self.timed.clear();
         self.timer = None;
         self.try_send(now, out);

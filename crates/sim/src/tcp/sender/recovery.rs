@@ -35,20 +35,15 @@ impl Sender {
         self.in_recovery = true;
         self.partial_ack_seen = false;
         self.retransmit_first_unacked(now, out);
+        self.rearm_for_head_retransmission(now);
         // RFC 5681 §3.2 step 3: ssthresh plus the three segments that left the network.
         self.cwnd = self.ssthresh + 3 * self.mss;
     }
 
     fn retransmit_first_unacked(&mut self, now: Nanos, out: &mut Vec<Segment>) {
-        let len = self.mss.min(self.snd_max - self.snd_una);
-        if let Some(front) = self.timed.front_mut() {
-            if front.end <= self.snd_una + len {
-                front.retransmitted = true;
-            }
-        }
-        let seq = self.snd_una;
-        self.emit(now, seq, len, out);
-        self.snd_nxt = self.snd_nxt.max(seq + len);
+        let (start, end) = (self.snd_una, self.snd_max.min(self.snd_una + self.mss));
+        self.retransmit(now, start, end, out);
+        self.snd_nxt = self.snd_nxt.max(end);
     }
 
     /// An ACK of new data while in fast recovery.

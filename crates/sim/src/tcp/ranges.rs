@@ -1,0 +1,134 @@
+//! A set of disjoint, non-adjacent byte ranges [start, end): the receiver's out-of-order
+//! data and the sender's SACK scoreboard are both one of these.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default, Clone)]
+pub struct RangeSet {
+    ranges: BTreeMap<u64, u64>,
+}
+
+impl RangeSet {
+    /// Adds [start, end), merging it with every range it overlaps or touches.
+    pub fn insert(&mut self, mut start: u64, mut end: u64) {
+        if start >= end {
+            return;
+        }
+        let touching: Vec<(u64, u64)> = self
+            .ranges
+            .range(..=end)
+            .rev()
+            .take_while(|&(_, &e)| e >= start)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for (s, e) in touching {
+            self.ranges.remove(&s);
+            start = start.min(s);
+            end = end.max(e);
+        }
+        self.ranges.insert(start, end);
+    }
+
+    /// Octets of [start, end) already in the set.
+    pub fn covered(&self, start: u64, end: u64) -> u64 {
+        self.ranges
+            .range(..end)
+            .rev()
+            .take_while(|&(_, &e)| e > start)
+            .map(|(&s, &e)| e.min(end) - s.max(start))
+            .sum()
+    }
+
+    /// Drops everything below `point`.
+    pub fn discard_below(&mut self, point: u64) {
+        while let Some((&s, &e)) = self.ranges.first_key_value() {
+            if s >= point {
+                break;
+            }
+            self.ranges.pop_first();
+            if e > point {
+                self.ranges.insert(point, e);
+                break;
+            }
+        }
+    }
+
+    /// The range containing `seq`.
+    pub fn containing(&self, seq: u64) -> Option<(u64, u64)> {
+        let (&s, &e) = self.ranges.range(..=seq).next_back()?;
+        (seq < e).then_some((s, e))
+    }
+
+    /// Removes and returns the lowest range if it starts at or below `point`.
+    pub fn pop_first_reaching(&mut self, point: u64) -> Option<(u64, u64)> {
+        let (&s, _) = self.ranges.first_key_value()?;
+        if s > point {
+            return None;
+        }
+        self.ranges.pop_first()
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
+        self.ranges.iter().map(|(&s, &e)| (s, e))
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.ranges.clear();
+    }
+
+    /// Total octets in the set.
+    pub fn bytes(&self) -> u64 {
+        self.iter().map(|(s, e)| e - s).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(ranges: &[(u64, u64)]) -> RangeSet {
+        let mut s = RangeSet::default();
+        for &(a, b) in ranges {
+            s.insert(a, b);
+        }
+        s
+    }
+
+    #[test]
+    fn insert_merges_overlapping_and_touching_ranges() {
+        let s = set(&[(10, 20), (30, 40), (20, 25), (35, 50), (0, 5)]);
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            vec![(0, 5), (10, 25), (30, 50)]
+        );
+        let s = set(&[(10, 20), (30, 40), (5, 45)]);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![(5, 45)]);
+    }
+
+    #[test]
+    fn covered_counts_the_overlap() {
+        let s = set(&[(10, 20), (30, 40)]);
+        assert_eq!(s.covered(15, 35), 10);
+        assert_eq!(s.covered(0, 10), 0);
+        assert_eq!(s.bytes(), 20);
+    }
+
+    #[test]
+    fn discard_below_trims_a_straddling_range() {
+        let mut s = set(&[(10, 20), (30, 40)]);
+        s.discard_below(15);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![(15, 20), (30, 40)]);
+        assert_eq!(s.containing(35), Some((30, 40)));
+        assert_eq!(s.containing(25), None);
+        assert_eq!(s.pop_first_reaching(14), None);
+        assert_eq!(s.pop_first_reaching(15), Some((15, 20)));
+    }
+}
