@@ -382,8 +382,8 @@ def tcp_attributes(tcp: dict[str, Any]) -> list[tuple[str, Any, str, str]]:
         (
             "TcpSocketBase::Timestamp",
             "bool",
-            False,
-            "tcplab has no timestamps (ns-3 default on: +12 B/segment)",
+            bool(tcp["timestamps"]),
+            "plan timestamps (ns-3 default on: +12 B/segment)",
         ),
         ("TcpSocketBase::LimitedTransmit", "bool", False, "tcplab has no RFC 3042 yet"),
         (

@@ -15,6 +15,7 @@ _TCP: dict[str, Any] = {
     "initial_window": 2,
     "window_scaling": False,
     "sack": False,
+    "timestamps": False,
     "delayed_ack": False,
     "delack_timeout_ns": 200_000_000,
     "nagle": True,

@@ -22,6 +22,7 @@ GEO_TCP = {
     "initial_window": 10,
     "window_scaling": False,
     "sack": False,
+    "timestamps": False,
     "delayed_ack": True,
     "delack_timeout_ns": 200_000_000,
     "nagle": True,

@@ -41,6 +41,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "initial_window": tcp.initial_window,
         "window_scaling": tcp.window_scaling,
         "sack": tcp.sack,
+        "timestamps": tcp.timestamps,
         "delayed_ack": tcp.delayed_ack,
         "delack_timeout_ns": tcp.delack_timeout,
         "nagle": tcp.nagle,

@@ -112,6 +112,9 @@ class Tcp(_Model):
     )
     delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
     delack_timeout: PositiveDuration = Field(
+    timestamps: bool = Field(
+        False, description="timestamps option (RFC 7323): RTT samples for resent data, 12 B"
+    )
         "200ms", validate_default=True, description="delayed-ACK timer"
     )
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896)")

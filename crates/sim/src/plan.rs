@@ -36,6 +36,7 @@ pub struct TcpPlan {
     pub initial_window: u32,
     pub window_scaling: bool,
     pub sack: bool,
+    pub timestamps: bool,
     pub delayed_ack: bool,
     pub delack_timeout_ns: u64,
     pub nagle: bool,

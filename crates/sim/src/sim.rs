@@ -89,6 +89,7 @@ impl Simulation {
             initial_window: src.initial_window,
             window_scaling: src.window_scaling,
             sack: src.sack,
+            timestamps: src.timestamps,
             nagle: src.nagle,
             fast_retransmit: src.fast_retransmit,
             min_rto_ns: src.min_rto_ns,
@@ -98,6 +99,7 @@ impl Simulation {
             rcvbuf: dst.rcvbuf,
             window_scaling: dst.window_scaling,
             sack: dst.sack,
+            timestamps: dst.timestamps,
             delayed_ack: dst.delayed_ack,
             delack_timeout_ns: dst.delack_timeout_ns,
         });

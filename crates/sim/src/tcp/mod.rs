@@ -15,7 +15,14 @@ mod sender;
 
 pub use receiver::{Receiver, ReceiverConfig};
 pub use rto::RtoEstimator;
-pub use segment::Segment;
+pub use segment::{Segment, Timestamps};
+
+use crate::engine::Nanos;
+
+/// The timestamp clock (RFC 7323 §5.4 asks for 1 ms to 1 s per tick): 1 ms, as Linux.
+pub fn timestamp_clock(now: Nanos) -> u32 {
+    (now / 1_000_000) as u32
+}
 pub use sender::{Limit, Sender, SenderConfig, SenderStats};
 
 /// RFC 7323 §2.3: the smallest shift that lets the 16-bit window field describe the whole

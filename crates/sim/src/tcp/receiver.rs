@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 
 use super::ranges::RangeSet;
-use super::segment::MAX_SACK_BLOCKS;
-use super::{window_shift_for, Segment};
+use super::segment::{MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS};
+use super::{timestamp_clock, window_shift_for, Segment, Timestamps};
 use crate::engine::Nanos;
 
 /// RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second segment.
@@ -17,6 +17,7 @@ pub struct ReceiverConfig {
     pub rcvbuf: u64,
     pub window_scaling: bool,
     pub sack: bool,
+    pub timestamps: bool,
     pub delayed_ack: bool,
     pub delack_timeout_ns: Nanos,
 }
@@ -46,6 +47,10 @@ pub struct Receiver {
     sack: bool,
     /// Out-of-order segments, most recent first, to order SACK blocks (RFC 2018 §4).
     recent: VecDeque<(u64, u64)>,
+    /// Timestamps negotiated, and RFC 7323 §4.3 TS.Recent with Last.ACK.sent.
+    timestamps: bool,
+    ts_recent: u32,
+    last_ack_sent: u64,
     /// In-order bytes the application has not read yet.
     unread: u64,
     /// Shift we apply to our window field; 0 unless both SYNs offered scaling.
@@ -64,6 +69,9 @@ impl Receiver {
             ooo: RangeSet::default(),
             sack: false,
             recent: VecDeque::new(),
+            timestamps: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
             unread: 0,
             rcv_wscale: 0,
             offer_wscale: false,
@@ -99,6 +107,13 @@ impl Receiver {
             return; // a one-way transfer: the sender's pure ACKs carry nothing for us
         }
         self.stats.segments += 1;
+        // RFC 7323 §4.3 (2): echo the TSval of the segment holding the next byte we owe an
+        // ACK for, so that a delayed ACK reports the older of two segments.
+        if let Some(ts) = seg.timestamps {
+            if seg.seq <= self.last_ack_sent && self.last_ack_sent < seg.end() {
+                self.ts_recent = ts.val;
+            }
+        }
         let window_end = self.rcv_nxt + self.advertised_window();
         let end = seg.end().min(window_end);
         if end <= self.rcv_nxt {
@@ -128,6 +143,10 @@ impl Receiver {
             self.rcv_wscale = window_shift_for(self.cfg.rcvbuf);
         }
         self.sack = self.cfg.sack && seg.sack_permitted;
+        if let (true, Some(ts)) = (self.cfg.timestamps, seg.timestamps) {
+            self.timestamps = true;
+            self.ts_recent = ts.val;
+        }
         self.ack_due = AckDue::SynAck;
     }
 
@@ -155,8 +174,13 @@ impl Receiver {
     fn attach_sack_blocks(&mut self, seg: &mut Segment) {
         let rcv_nxt = self.rcv_nxt;
         self.recent.retain(|&(_, e)| e > rcv_nxt);
+        let room = if self.timestamps {
+            MAX_SACK_BLOCKS_WITH_TIMESTAMPS
+        } else {
+            MAX_SACK_BLOCKS
+        };
         for &(start, _) in &self.recent {
-            if usize::from(seg.sack_len) == MAX_SACK_BLOCKS {
+            if usize::from(seg.sack_len) == room {
                 break;
             }
             let Some(block) = self.ooo.containing(start) else {
@@ -197,7 +221,7 @@ impl Receiver {
         if !due {
             return;
         }
-        let seg = if self.ack_due == AckDue::SynAck {
+        let mut seg = if self.ack_due == AckDue::SynAck {
             Segment {
                 syn: true,
                 has_ack: true,
@@ -215,6 +239,13 @@ impl Receiver {
             }
             ack
         };
+        if self.timestamps {
+            seg.timestamps = Some(Timestamps {
+                val: timestamp_clock(now),
+                ecr: self.ts_recent,
+            });
+        }
+        self.last_ack_sent = self.rcv_nxt;
         out.push(seg);
         self.stats.acks_sent += 1;
         self.segments_since_ack = 0;
@@ -245,6 +276,7 @@ mod tests {
             rcvbuf,
             window_scaling,
             sack: true,
+            timestamps: true,
             delayed_ack,
             delack_timeout_ns: 200 * MS,
         })
@@ -437,5 +469,77 @@ mod tests {
         assert!(!acks(&mut r, 0)[0].sack_permitted);
         r.on_segment(MS, &Segment::data(1000, 1000, 0, 0));
         assert_eq!(acks(&mut r, MS)[0].sack_len, 0);
+    }
+
+    fn with_timestamps(tsval: u32) -> Segment {
+        Segment {
+            timestamps: Some(Timestamps { val: tsval, ecr: 0 }),
+            ..Segment::default()
+        }
+    }
+
+    #[test]
+    fn delayed_ack_echoes_the_older_segments_timestamp() {
+        let mut r = receiver(true, 65_535, false);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                ..with_timestamps(1)
+            },
+        );
+        assert_eq!(acks(&mut r, 0)[0].timestamps.unwrap().ecr, 1);
+        r.on_segment(
+            MS,
+            &Segment {
+                seq: 0,
+                len: 1000,
+                ..with_timestamps(10)
+            },
+        );
+        r.on_segment(
+            2 * MS,
+            &Segment {
+                seq: 1000,
+                len: 1000,
+                ..with_timestamps(11)
+            },
+        );
+        let ack = acks(&mut r, 2 * MS)[0];
+        assert_eq!(ack.timestamps, Some(Timestamps { val: 2, ecr: 10 }));
+    }
+
+    #[test]
+    fn timestamps_leave_room_for_three_sack_blocks() {
+        let mut r = receiver(false, 1 << 20, false);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                sack_permitted: true,
+                ..with_timestamps(1)
+            },
+        );
+        acks(&mut r, 0);
+        for k in 0..5u64 {
+            r.on_segment(
+                MS,
+                &Segment {
+                    seq: 1000 + 2000 * k,
+                    len: 1000,
+                    ..with_timestamps(2)
+                },
+            );
+            acks(&mut r, MS);
+        }
+        r.on_segment(
+            MS,
+            &Segment {
+                seq: 11_000,
+                len: 1000,
+                ..with_timestamps(2)
+            },
+        );
+        assert_eq!(acks(&mut r, MS)[0].sack_len, 3);
     }
 }

@@ -1,5 +1,16 @@
-/// RFC 2018 §3: at most four SACK blocks fit in the 40 bytes of option space.
+/// RFC 2018 §3: at most four SACK blocks fit in the 40 bytes of option space, three when
+/// the timestamps option takes 12 of them.
 pub const MAX_SACK_BLOCKS: usize = 4;
+pub const MAX_SACK_BLOCKS_WITH_TIMESTAMPS: usize = 3;
+/// RFC 7323 §3: the timestamps option is 10 bytes, sent with two NOPs for alignment.
+pub const TIMESTAMPS_OPTION_BYTES: u32 = 12;
+
+/// RFC 7323 §3 timestamps: the sender's clock and the echo of the peer's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timestamps {
+    pub val: u32,
+    pub ecr: u32,
+}
 
 /// A TCP segment as the simulator carries it: the header fields the model uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -23,6 +34,7 @@ pub struct Segment {
     /// SACK blocks [start, end), most recent first (RFC 2018 §3–4).
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     pub sack_len: u8,
+    pub timestamps: Option<Timestamps>,
     /// Sender bookkeeping: this payload was sent before.
     pub retransmission: bool,
 }
@@ -54,6 +66,7 @@ impl Segment {
         let options: u32 = self.mss_option.map_or(0, |_| 4)
             + self.wscale_option.map_or(0, |_| 3)
             + if self.sack_permitted { 2 } else { 0 }
+            + self.timestamps.map_or(0, |_| TIMESTAMPS_OPTION_BYTES)
             + sack;
         20 + options.div_ceil(4) * 4
     }
@@ -91,6 +104,15 @@ mod tests {
             ..syn
         };
         assert_eq!(syn_sack.tcp_header_bytes(), 32);
+    }
+
+    #[test]
+    fn timestamps_cost_twelve_bytes() {
+        let mut seg = Segment::data(0, 1448, 0, 0);
+        seg.timestamps = Some(Timestamps::default());
+        assert_eq!(seg.tcp_header_bytes(), 32);
+        seg.sack_len = 3;
+        assert_eq!(seg.tcp_header_bytes(), 60); // the 40-byte option space is full
     }
 
     #[test]

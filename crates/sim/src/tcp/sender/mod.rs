@@ -9,7 +9,8 @@ use std::collections::VecDeque;
 
 use super::cc::{self, CcState, CongestionControl, Recovery};
 use super::sack::Scoreboard;
-use super::{window_shift_for, RtoEstimator, Segment};
+use super::segment::TIMESTAMPS_OPTION_BYTES;
+use super::{timestamp_clock, window_shift_for, RtoEstimator, Segment, Timestamps};
 use crate::engine::Nanos;
 
 /// RFC 5681 §3.2: the third duplicate ACK signals a loss.
@@ -25,6 +26,7 @@ pub struct SenderConfig {
     pub initial_window: u32,
     pub window_scaling: bool,
     pub sack: bool,
+    pub timestamps: bool,
     pub nagle: bool,
     pub fast_retransmit: bool,
     pub min_rto_ns: Nanos,
@@ -94,6 +96,9 @@ pub struct Sender {
     scoreboard: Scoreboard,
     /// RFC 6675 HighRxt: one past the highest byte resent in the current recovery.
     high_rxt: u64,
+    /// Timestamps negotiated (RFC 7323), and the peer's latest TSval to echo.
+    timestamps: bool,
+    ts_recent: u32,
     pub stats: SenderStats,
 }
 
@@ -128,13 +133,19 @@ impl Sender {
             sack_ok: false,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
+            timestamps: false,
+            ts_recent: 0,
             stats: SenderStats::default(),
             cfg,
         }
     }
 
-    fn syn(&self) -> Segment {
+    fn syn(&self, now: Nanos) -> Segment {
         Segment {
+            timestamps: self.cfg.timestamps.then(|| Timestamps {
+                val: timestamp_clock(now),
+                ecr: 0,
+            }),
             syn: true,
             window: self.cfg.rcvbuf.min(65_535) as u16,
             mss_option: Some(self.cfg.mss as u16),
@@ -151,7 +162,7 @@ impl Sender {
     /// Active open: sends the SYN and arms the timer with the initial RTO.
     pub fn connect(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         self.syn_sent_at = now;
-        out.push(self.syn());
+        out.push(self.syn(now));
         self.timer = Some(now + self.rto.rto());
     }
 
@@ -199,6 +210,12 @@ impl Sender {
         let retransmission = seq < self.snd_max;
         let mut seg = Segment::data(seq, len as u32, 0, self.last_advertised_field());
         seg.retransmission = retransmission;
+        if self.timestamps {
+            seg.timestamps = Some(Timestamps {
+                val: timestamp_clock(now),
+                ecr: self.ts_recent,
+            });
+        }
         out.push(seg);
         self.stats.segments_sent += 1;
         if retransmission {
@@ -302,6 +319,13 @@ impl Sender {
             self.snd_wscale = shift.min(14);
         }
         self.sack_ok = self.cfg.sack && seg.sack_permitted;
+        if let (true, Some(ts)) = (self.cfg.timestamps, seg.timestamps) {
+            // RFC 6691 §2: options count against the MSS, so each segment carries 12 bytes
+            // less payload (1448 on a 1500-byte MTU, as Linux sends).
+            self.timestamps = true;
+            self.ts_recent = ts.val;
+            self.mss -= u64::from(TIMESTAMPS_OPTION_BYTES);
+        }
         self.rwnd = u64::from(seg.window);
         self.last_window_field = seg.window;
         self.max_rwnd = self.rwnd;
@@ -320,6 +344,9 @@ impl Sender {
         if seg.ack > self.snd_max {
             return; // acknowledges data never sent (RFC 9293 §3.10.7.4): ignore
         }
+        if let (true, Some(ts)) = (self.timestamps, seg.timestamps) {
+            self.ts_recent = ts.val;
+        }
         let window_changed = seg.window != self.last_window_field;
         self.rwnd = u64::from(seg.window) << self.snd_wscale;
         self.last_window_field = seg.window;
@@ -331,7 +358,7 @@ impl Sender {
 
         if seg.ack > self.snd_una {
             let acked = seg.ack - self.snd_una;
-            self.take_rtt_sample(now, seg.ack);
+            self.take_rtt_sample(now, seg);
             self.snd_una = seg.ack;
             self.snd_nxt = self.snd_nxt.max(self.snd_una);
             self.dupacks = 0;
@@ -367,8 +394,10 @@ impl Sender {
     }
 
     /// One sample per ACK, from the oldest segment it newly acknowledges (as Linux does);
-    /// none if any of those segments was retransmitted (Karn's algorithm, RFC 6298 §3).
-    fn take_rtt_sample(&mut self, now: Nanos, ack: u64) {
+    /// if any of those segments was retransmitted, Karn's algorithm (RFC 6298 §3) forbids
+    /// that sample and only the echoed timestamp can give one (RFC 7323 §4, as Linux).
+    fn take_rtt_sample(&mut self, now: Nanos, seg: &Segment) {
+        let ack = seg.ack;
         let mut oldest = None;
         let mut ambiguous = false;
         while let Some(t) = self.timed.front() {
@@ -379,8 +408,13 @@ impl Sender {
             ambiguous |= t.retransmitted;
             self.timed.pop_front();
         }
-        if let (Some(sent_at), false) = (oldest, ambiguous) {
-            self.rto.sample(now - sent_at);
+        match (oldest, ambiguous, seg.timestamps) {
+            (Some(sent_at), false, _) => self.rto.sample(now - sent_at),
+            (_, true, Some(ts)) if self.timestamps => {
+                let ms = timestamp_clock(now).wrapping_sub(ts.ecr);
+                self.rto.sample(u64::from(ms) * 1_000_000);
+            }
+            _ => {}
         }
     }
 
@@ -398,7 +432,7 @@ impl Sender {
         self.rto.back_off();
         if !self.established {
             self.syn_retransmitted = true;
-            out.push(self.syn());
+            out.push(self.syn(now));
             self.timer = Some(now + self.rto.rto());
             return;
         }

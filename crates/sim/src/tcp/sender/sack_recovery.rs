@@ -14,7 +14,7 @@ impl Sender {
         let new_sack = self.scoreboard.update(cumulative, seg.sack_blocks());
         if seg.ack > self.snd_una {
             let acked = seg.ack - self.snd_una;
-            self.take_rtt_sample(now, seg.ack);
+            self.take_rtt_sample(now, seg);
             self.snd_una = seg.ack;
             self.snd_nxt = self.snd_nxt.max(self.snd_una);
             self.high_rxt = self.high_rxt.max(self.snd_una);

@@ -14,6 +14,7 @@ fn config() -> SenderConfig {
         initial_window: 4,
         window_scaling: false,
         sack: false,
+        timestamps: false,
         nagle: true,
         fast_retransmit: true,
         min_rto_ns: 200 * MS,
@@ -499,4 +500,44 @@ fn after_a_timeout_sacked_data_is_not_resent() {
     // the SACKed block and goes to 2000.
     let out = sack_ack(&mut s, 2000, 1000, &[(1000, 2000)]);
     assert_eq!(out[0].seq, 2000);
+}
+
+// ---- timestamps (RFC 7323) ---------------------------------------------------------------
+
+#[test]
+fn timestamps_shrink_the_payload_and_resolve_karns_ambiguity() {
+    let mut s = Sender::new(SenderConfig {
+        timestamps: true,
+        initial_window: 10,
+        ..config()
+    });
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    assert!(out[0].timestamps.is_some());
+    let syn_ack = Segment {
+        syn: true,
+        has_ack: true,
+        window: 64_000,
+        mss_option: Some(1000),
+        timestamps: Some(Timestamps { val: 7, ecr: 0 }),
+        ..Segment::default()
+    };
+    s.on_segment(100 * MS, &syn_ack, &mut out);
+    s.write(100_000);
+    out.clear();
+    s.try_send(100 * MS, &mut out);
+    assert_eq!(out[0].len, 988); // RFC 6691: 1000 − 12 option bytes
+    assert_eq!(out[0].timestamps, Some(Timestamps { val: 100, ecr: 7 }));
+    s.ssthresh = 10 * MSS;
+    // Fast retransmit of segment 0, then an ACK covering it: Karn forbids the per-segment
+    // sample, but the echo of the retransmission's TSval (sent at 202 ms) gives 400 ms.
+    for t in 0..3 {
+        let mut dup = Segment::pure_ack(0, 64_000);
+        dup.timestamps = Some(Timestamps { val: 8, ecr: 100 });
+        s.on_segment((200 + t) * MS, &dup, &mut Vec::new());
+    }
+    let mut ack = Segment::pure_ack(988, 64_000);
+    ack.timestamps = Some(Timestamps { val: 9, ecr: 202 });
+    s.on_segment(602 * MS, &ack, &mut Vec::new());
+    assert_eq!(s.rto().srtt(), Some((7 * 100 * MS + 400 * MS) / 8));
 }
