@@ -1,9 +1,10 @@
-//! `tcplab._sim`: the simulator behind a JSON-in, JSON-out function. Plans are built and
-//! results interpreted in Python (`tcplab.plan`, `tcplab.result`); nothing else crosses.
+//! `tcplab._sim`: the simulator and the link emulator behind JSON-in, JSON-out functions.
+//! Plans are built and results interpreted in Python (`tcplab.plan`, `tcplab.result`);
+//! nothing else crosses.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Runs a plan (JSON text) and returns the result (JSON text). An invalid plan raises
@@ -16,21 +17,43 @@ fn run(py: Python<'_>, plan_json: &str) -> PyResult<String> {
     match outcome {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(PyRuntimeError::new_err(format!(
-                "tcplab simulator fault (please report): {what}"
-            )))
-        }
+        Err(panic) => Err(PyRuntimeError::new_err(format!(
+            "tcplab simulator fault (please report): {}",
+            panic_message(&*panic)
+        ))),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Runs the link emulator (crates/emu) with a config given as JSON until its stop
+/// descriptor is readable or its time is up; returns its report as JSON. Blocks, with the
+/// GIL released, so Python runs it on a thread of its own. An invalid config raises
+/// ValueError, a failing system call OSError.
+#[pyfunction]
+fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let outcome =
+        py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tcplab_emu::run_json(config_json))));
+    match outcome {
+        Ok(Ok(report)) => Ok(report),
+        Ok(Err(e @ tcplab_emu::EmuError::Config(_))) => Err(PyValueError::new_err(e.to_string())),
+        Ok(Err(e)) => Err(PyOSError::new_err(e.to_string())),
+        Err(panic) => Err(PyRuntimeError::new_err(format!(
+            "tcplab emulator fault (please report): {}",
+            panic_message(&*panic)
+        ))),
     }
 }
 
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     Ok(())
 }

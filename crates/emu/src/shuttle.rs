@@ -1,0 +1,194 @@
+//! The packet loop: one thread moves packets both ways between the two TUN devices.
+//!
+//! A packet read from a TUN is stamped with CLOCK_MONOTONIC, pushed through the hops of its
+//! direction (crate::link), and, unless a hop dropped it, parked in that direction's FIFO
+//! with its delivery time. The FIFOs are in delivery order (see crate::link), so the next
+//! wake-up is the earlier of the two heads, and a timerfd armed at that absolute time wakes
+//! the loop. Packet buffers come from a pool that only grows, so the steady state allocates
+//! nothing per packet, and reads are drained in batches per wake-up.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use serde::Serialize;
+
+use crate::link::{HopStats, Path};
+use crate::log::{PacketLog, Record};
+use crate::sys::{self, Epoll, Timer};
+use crate::timing::{LatenessHistogram, TimingReport};
+
+/// Reads per device per wake-up before the loop looks at due deliveries again, so that a
+/// flood in one direction cannot delay the other's deliveries by more than a batch.
+const READ_BATCH: usize = 64;
+const TOKEN_TUN: [u64; 2] = [0, 1];
+const TOKEN_TIMER: u64 = 2;
+const TOKEN_STOP: u64 = 3;
+
+struct Parked {
+    deliver_ns: u64,
+    buffer: u32,
+    len: u32,
+}
+
+struct Pool {
+    buffers: Vec<Box<[u8]>>,
+    free: Vec<u32>,
+    size: usize,
+}
+
+impl Pool {
+    fn take(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.buffers.push(vec![0u8; self.size].into_boxed_slice());
+            (self.buffers.len() - 1) as u32
+        })
+    }
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct DirectionStats {
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub write_errors: u64,
+}
+
+pub struct Outcome {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub hops: [Vec<HopStats>; 2],
+    pub directions: [DirectionStats; 2],
+    pub timing: TimingReport,
+    pub buffers: usize,
+    pub stopped_by: &'static str,
+}
+
+pub struct Shuttle {
+    pub tuns: [OwnedFd; 2],
+    pub paths: [Path; 2],
+    pub buffer_size: usize,
+    pub stop_fd: RawFd,
+    pub max_duration_ns: u64,
+}
+
+impl Shuttle {
+    /// Runs until `stop_fd` is readable or `max_duration_ns` has passed.
+    pub fn run(mut self, log: &mut Option<PacketLog>) -> io::Result<Outcome> {
+        let epoll = Epoll::new()?;
+        let timer = Timer::new()?;
+        for (dir, tun) in self.tuns.iter().enumerate() {
+            epoll.add(tun.as_raw_fd(), TOKEN_TUN[dir])?;
+        }
+        epoll.add(timer.fd(), TOKEN_TIMER)?;
+        epoll.add(self.stop_fd, TOKEN_STOP)?;
+        let fds = [self.tuns[0].as_raw_fd(), self.tuns[1].as_raw_fd()];
+
+        let mut pool = Pool {
+            buffers: Vec::new(),
+            free: Vec::new(),
+            size: self.buffer_size,
+        };
+        let mut parked: [VecDeque<Parked>; 2] =
+            [VecDeque::with_capacity(4096), VecDeque::with_capacity(4096)];
+        let mut directions = [DirectionStats::default(), DirectionStats::default()];
+        let mut lateness = LatenessHistogram::default();
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
+
+        let start_ns = sys::now_ns();
+        let deadline_ns = start_ns + self.max_duration_ns;
+        let mut armed_ns = u64::MAX;
+        let stopped_by = 'run: loop {
+            // Deliver everything that is due, in each direction.
+            for dir in 0..2 {
+                let out = fds[1 - dir];
+                while let Some(head) = parked[dir].front() {
+                    let now = sys::now_ns();
+                    if head.deliver_ns > now {
+                        break;
+                    }
+                    let packet = &pool.buffers[head.buffer as usize][..head.len as usize];
+                    match sys::write(out, packet) {
+                        Ok(_) => directions[dir].packets_out += 1,
+                        // A device that is down or a packet the stack refuses is lost, as
+                        // on a real link; it is counted, not fatal.
+                        Err(_) => directions[dir].write_errors += 1,
+                    }
+                    lateness.record(now - head.deliver_ns);
+                    pool.free.push(head.buffer);
+                    parked[dir].pop_front();
+                }
+            }
+            let now = sys::now_ns();
+            if now >= deadline_ns {
+                break 'run "max_duration";
+            }
+            let next = parked
+                .iter()
+                .filter_map(|q| q.front().map(|p| p.deliver_ns))
+                .min()
+                .unwrap_or(deadline_ns)
+                .min(deadline_ns);
+            if next != armed_ns {
+                timer.arm_at(next)?;
+                armed_ns = next;
+            }
+            for ev in epoll.wait(&mut events)? {
+                match ev.u64 {
+                    TOKEN_STOP => break 'run "stop",
+                    TOKEN_TIMER => {
+                        timer.clear();
+                        armed_ns = u64::MAX;
+                    }
+                    token => {
+                        let dir = token as usize;
+                        for _ in 0..READ_BATCH {
+                            let buffer = pool.take();
+                            let len = match sys::read(fds[dir], &mut pool.buffers[buffer as usize])?
+                            {
+                                Some(len) => len,
+                                None => {
+                                    pool.free.push(buffer);
+                                    break;
+                                }
+                            };
+                            let arrival = sys::now_ns();
+                            directions[dir].packets_in += 1;
+                            let delivered = self.paths[dir].offer(arrival, len as u64, |hop, e| {
+                                if let Some(log) = log.as_mut() {
+                                    log.push(Record {
+                                        direction: dir as u8,
+                                        hop: hop as u8,
+                                        ip_bytes: len as u32,
+                                        event: *e,
+                                    });
+                                }
+                            });
+                            match delivered {
+                                Some(deliver_ns) => parked[dir].push_back(Parked {
+                                    deliver_ns,
+                                    buffer,
+                                    len: len as u32,
+                                }),
+                                None => pool.free.push(buffer),
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        let end_ns = sys::now_ns();
+        let [forward, reverse] = self.paths;
+        Ok(Outcome {
+            start_ns,
+            end_ns,
+            hops: [
+                forward.hops.iter().map(|h| h.stats).collect(),
+                reverse.hops.iter().map(|h| h.stats).collect(),
+            ],
+            directions,
+            timing: lateness.report(),
+            buffers: pool.buffers.len(),
+            stopped_by,
+        })
+    }
+}

@@ -1,0 +1,329 @@
+"""The ``emu`` backend: this machine's Linux TCP over the userspace link emulator.
+
+``run(plan)`` builds two network namespaces joined by the emulated path (tcplab.emu),
+configures each host's TCP from the plan (sysctls, route options, socket options), runs
+the measurement tool (tcplab.measure) or iperf3 between them, and returns a result dict
+in the simulator's schema (docs/internals/plan-and-result.md), with what only a real
+kernel or a real emulator can tell under ``summary["emu"]``.
+
+How each plan field becomes a Linux setting, and what is refused, is in docs/emu.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import select
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork, HostSetup, require_root
+
+NS_PER_S = 1_000_000_000
+PORT = 5210
+# Spec names → Linux's. Linux's "reno" is NewReno (RFC 6582 partial-ACK handling in
+# tcp_input.c), so both of tcplab's names run on it.
+LINUX_CC = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "bbr": "bbr", "hybla": "hybla"}
+# Linux's delayed-ACK timer adapts between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX
+# (200 ms) (include/net/tcp.h) and cannot be set per socket; 200 ms is its bound.
+LINUX_DELACK_MAX_NS = 200_000_000
+# IPv4 + TCP header bytes without options: the MTU that carries an MSS.
+HEADER_BYTES = 40
+MIN_MTU = 1500
+READ_SIZE = 128 * 1024
+# Beyond the test's own duration: setup, handshake, the report's way back.
+SLACK_S = 60.0
+SSTHRESH_INFINITE_BYTES = 2**32 - 1
+AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+def _check(ok: bool, field: str, message: str) -> None:
+    if not ok:
+        raise ValueError(f"{field}: {message}")
+
+
+def linux_cc(cc: str, field: str) -> str:
+    """The Linux congestion control for a spec name, or ValueError naming the field."""
+    _check(
+        cc != "tahoe",
+        field,
+        "Linux has no Tahoe; the emu backend runs reno, newreno (both Linux reno), cubic or "
+        "bbr, and hybla where the kernel has it",
+    )
+    name = LINUX_CC.get(cc)
+    _check(name is not None, field, f"{cc!r} is unknown to the emu backend")
+    available = AVAILABLE_CC.read_text().split() if AVAILABLE_CC.exists() else []
+    _check(
+        name in available,
+        field,
+        f"this kernel does not offer {name!r} (it offers {', '.join(available) or 'nothing'})",
+    )
+    return str(name)
+
+
+def _validate(plan: Mapping[str, Any]) -> None:
+    """Refuse what the real stack cannot be made to do, naming the plan field."""
+    for i, host in enumerate(plan["hosts"]):
+        tcp = host["tcp"]
+        at = f"hosts.{i}.tcp"
+        linux_cc(tcp["cc"], f"{at}.cc")
+        _check(
+            tcp["fast_retransmit"],
+            f"{at}.fast_retransmit",
+            "Linux always does fast retransmit; false cannot be emulated",
+        )
+        _check(
+            tcp["delack_timeout_ns"] == LINUX_DELACK_MAX_NS,
+            f"{at}.delack_timeout_ns",
+            "Linux's delayed-ACK timer adapts between 40 and 200 ms and cannot be set per "
+            "socket; the emu backend accepts only 200ms, its upper bound",
+        )
+    app = plan["app"]
+    _check(app["kind"] in ("bulk", "file"), "app.kind", f"{app['kind']!r}; accepted: bulk, file")
+
+
+def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
+    """Sysctls of one host's namespace and options of its route to the other host."""
+    # Buffers are set per socket (which also turns autotuning off); tcp_rmem/tcp_wmem are
+    # set to the same doubled sizes so that nothing in the namespace exceeds them.
+    rmem = 2 * int(tcp["rcvbuf"])
+    wmem = 2 * int(tcp["sndbuf"])
+    sysctls = {
+        "net.ipv4.tcp_window_scaling": str(int(tcp["window_scaling"])),
+        "net.ipv4.tcp_sack": str(int(tcp["sack"])),
+        # Off by default in the spec, as in the simulator and the model: then a 1460-byte
+        # MSS carries 1460 bytes per segment, not 1448.
+        "net.ipv4.tcp_timestamps": str(int(tcp.get("timestamps", False))),
+        # No ssthresh or RTT carried over from an earlier connection (tcp(7)).
+        "net.ipv4.tcp_no_metrics_save": "1",
+        "net.ipv4.tcp_rmem": f"4096 {rmem} {max(rmem, 4096)}",
+        "net.ipv4.tcp_wmem": f"4096 {wmem} {max(wmem, 4096)}",
+    }
+    mss = min(int(tcp["mss"]), int(peer["mss"]))
+    route = [
+        "initcwnd",
+        str(tcp["initial_window"]),
+        # The receive window the SYN offers, in segments (ip-route(8)); the whole buffer,
+        # as the simulator's receiver offers it, so the initial window is not cut.
+        "initrwnd",
+        str(max(1, math.ceil(int(tcp["rcvbuf"]) / mss))),
+        # Linux bounds the RTO's variance term with this (RTO >= SRTT + rto_min), so the
+        # whole RTO is at least min_rto, as the spec asks, and can be higher.
+        "rto_min",
+        f"{max(1, int(tcp['min_rto_ns']) // 1_000_000)}ms",
+    ]
+    if not tcp["delayed_ack"]:
+        route += ["quickack", "1"]
+    return HostSetup(sysctls=sysctls, route_options=route)
+
+
+def _options(tcp: Mapping[str, Any], receiver: bool) -> dict[str, Any]:
+    return {
+        "cc": LINUX_CC[tcp["cc"]],
+        # The kernel doubles SO_SNDBUF for its bookkeeping (socket(7)), so a sender holds
+        # about `sndbuf` bytes of data, more with large segments: approximate, see docs/emu.md.
+        "sndbuf": int(tcp["sndbuf"]),
+        # The receive window is set exactly by the clamp below; the buffer (doubled by
+        # the kernel to 4 x rcvbuf) is sized so that memory never limits before it.
+        "rcvbuf": 2 * int(tcp["rcvbuf"]),
+        "mss": int(tcp["mss"]),
+        "nodelay": not tcp["nagle"],
+        # The receive buffer is the largest window offered (the spec's meaning); Linux
+        # would offer a share of its buffer that depends on per-packet overheads.
+        "window_clamp": int(tcp["rcvbuf"]) if receiver else None,
+    }
+
+
+def _wait_listening(server: subprocess.Popen[str], timeout_s: float) -> None:
+    assert server.stdout is not None
+    readable, _, _ = select.select([server.stdout], [], [], timeout_s)
+    line = server.stdout.readline() if readable else ""
+    if not line or json.loads(line).get("event") != "listening":
+        err = server.stderr.read() if server.poll() is not None and server.stderr else ""
+        raise EmuError(f"the measurement server did not start: {err.strip() or 'timeout'}")
+
+
+def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
+    sender, receiver = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
+    app = plan["app"]
+    duration_s = plan["duration_ns"] / NS_PER_S
+    child = [sys.executable, "-m", "tcplab.measure.child"]
+    server_config = {
+        "role": "server",
+        "bind": RECEIVER_ADDRESS,
+        "port": PORT,
+        "options": _options(receiver, receiver=True),
+        "read_size": READ_SIZE,
+        "accept_timeout_s": SLACK_S,
+    }
+    server = net.popen(1, [*child, json.dumps(server_config)])
+    _wait_listening(server, SLACK_S)
+    client_config = {
+        "role": "client",
+        "host": RECEIVER_ADDRESS,
+        "port": PORT,
+        "options": _options(sender, receiver=False),
+        "test": {
+            "kind": app["kind"],
+            "duration_ns": plan["duration_ns"],
+            "file_bytes": app["bytes"],
+            "message_size": app["message_size"],
+            "write_delay_ns": 0,
+            "interval_ns": plan["interval_ns"],
+            "trace_interval_ns": plan["trace_interval_ns"],
+        },
+    }
+    client = net.popen(0, [*child, json.dumps(client_config)])
+    try:
+        out, err = client.communicate(timeout=duration_s + 2 * SLACK_S)
+    except subprocess.TimeoutExpired:
+        raise EmuError("the measurement client did not finish in time") from None
+    if client.returncode != 0:
+        raise EmuError(f"the measurement client failed: {err.strip()[-2000:]}")
+    return dict(json.loads(out))
+
+
+def run(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """Run `plan` on the real kernel over the emulated path; result in the sim's schema."""
+    _validate(plan)
+    require_root()
+    sender, receiver = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
+    mtu = max(MIN_MTU, max(int(sender["mss"]), int(receiver["mss"])) + HEADER_BYTES)
+    duration_s = plan["duration_ns"] / NS_PER_S
+    config = {
+        "seed": plan["seed"],
+        "links": plan["links"],
+        "max_duration_ns": int((duration_s + 4 * SLACK_S) * NS_PER_S),
+        "realtime": True,
+        "packet_log": plan.get("emu", {}).get("packet_log"),
+    }
+    hosts = (host_setup(sender, receiver), host_setup(receiver, sender))
+    with EmuNetwork(config, hosts, mtu) as net:
+        measured = _measure(net, plan)
+    assert net.report is not None
+    return to_result(plan, measured, net.report)
+
+
+def to_result(
+    plan: Mapping[str, Any], measured: Mapping[str, Any], emulator: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The measurement and the emulator's report in the result schema."""
+    end = measured["end"]
+    received = end["sum_received"]
+    elapsed = float(received["seconds"])
+    delivered = int(received["bytes"])
+    goodput = 8 * delivered / elapsed if elapsed > 0 else 0.0
+    info = end["sender_tcp_info"]
+    netstat = end.get("netstat", {})
+    trace = measured.get("trace", [])
+    series = _series(measured["intervals"], plan["interval_ns"], elapsed)
+    links = [
+        {
+            "link": row["link"],
+            "direction": row["direction"],
+            "packets": row["packets"],
+            "bytes": row["wire_bytes"],
+            "drops_queue": row["drops_queue"],
+            "drops_error": row["drops_error"],
+            "max_queue_bytes": row["max_queue_bytes"],
+            # The emulator counts the handshake and the last packets after the test's end
+            # too; over the test's length this is an upper bound, capped at 1.
+            "utilisation": min(row["busy_ns"] / (elapsed * NS_PER_S), 1.0) if elapsed else 0.0,
+        }
+        for row in emulator["links"]
+    ]
+    windows = [row["snd_wnd_bytes"] for row in trace if row.get("snd_wnd_bytes")]
+    start = measured["start"]
+    summary = {
+        "goodput_bps": goodput,
+        "elapsed_s": elapsed,
+        "bytes_delivered": delivered,
+        "bytes_written": int(end["sum_sent"]["bytes"]),
+        "segments_sent": end["sum_sent"].get("segments"),
+        "retransmits": end["sum_sent"].get("retransmits"),
+        "fast_retransmits": netstat.get("TCPFastRetrans"),
+        "timeouts": netstat.get("TCPTimeouts"),
+        "completed": bool(received["completed"]),
+        # The emulator's packets (both directions): the emulator's counterpart of the
+        # simulator's events.
+        "events": sum(d["packets_in"] for d in emulator["directions"]),
+        "limited_by": end["limited_by"],
+        "emu": {
+            "kernel": platform.release(),
+            "sender_cc": end["sender_tcp_congestion"],
+            "receiver_cc": end["receiver_tcp_congestion"],
+            "sender_sndbuf_actual": start["sender"]["sndbuf_actual"],
+            "receiver_rcvbuf_actual": start["receiver"]["rcvbuf_actual"],
+            "receiver_window_clamp": start["receiver"]["window_clamp"],
+            "max_peer_window_bytes": max(windows, default=None),
+            "cpu_percent_sender": end["cpu_utilization_percent"]["host_total"],
+            "cpu_percent_receiver": end["cpu_utilization_percent"]["remote_total"],
+            "timing_error_us": emulator["timing_error"],
+            "tun_write_errors": sum(d["write_errors"] for d in emulator["directions"]),
+            "realtime_thread": emulator["realtime"],
+            "interval_origin": start["origin"],
+            "netstat": netstat,
+        },
+    }
+    flows = [
+        {
+            "flow": 0,
+            "src": plan["hosts"][0]["name"],
+            "dst": plan["hosts"][-1]["name"],
+            "goodput_bps": goodput,
+            "bytes_delivered": delivered,
+            "retransmits": end["sum_sent"].get("retransmits"),
+            "timeouts": netstat.get("TCPTimeouts"),
+            "srtt_s": (info.get("rtt") or 0) / 1e6,
+            "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
+            "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
+        }
+    ]
+    return {
+        "summary": summary,
+        "flows": flows,
+        "links": links,
+        "series": series,
+        "trace": _trace(trace),
+    }
+
+
+def _series(
+    intervals: Sequence[Mapping[str, Any]], interval_ns: int, elapsed_s: float
+) -> dict[str, list[Any]]:
+    """Per-interval delivered bytes stamped with each interval's end, up to `elapsed_s`,
+    with the intervals in which nothing arrived filled in as zeros."""
+    count = max(1, math.ceil(elapsed_s * NS_PER_S / interval_ns - 1e-9))
+    values = [int(i["sum"]["bytes"]) for i in intervals][:count]
+    values += [0] * (count - len(values))
+    ends = [min((k + 1) * interval_ns / NS_PER_S, elapsed_s) for k in range(count)]
+    return {"t_s": ends, "interval_bytes": values}
+
+
+def _trace(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "flow",
+            "t_s",
+            "cwnd_bytes",
+            "ssthresh_bytes",
+            "srtt_s",
+            "flight_bytes",
+            "rwnd_bytes",
+        )
+    }
+    for row in rows:
+        out["flow"].append(0)
+        out["t_s"].append(row["t_s"])
+        out["cwnd_bytes"].append(row["cwnd_bytes"])
+        ssthresh = row["ssthresh_bytes"]
+        out["ssthresh_bytes"].append(SSTHRESH_INFINITE_BYTES if ssthresh is None else ssthresh)
+        out["srtt_s"].append((row["srtt_us"] or 0) / 1e6)
+        out["flight_bytes"].append(row["flight_bytes"])
+        out["rwnd_bytes"].append(row["snd_wnd_bytes"] or 0)
+    return out

@@ -1,0 +1,36 @@
+"""The entry point the `emu` backend runs inside a namespace: one JSON argument in, JSON
+lines out (`python -m tcplab.measure.child '{"role": "server", ...}'`).
+
+People use `tcplab measure server|client`; this takes the same settings already resolved
+to integers, and skips the command-line layer.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tcplab.measure import client, server
+from tcplab.measure.common import TcpOptions
+
+
+def main(argv: list[str]) -> int:
+    config = json.loads(argv[0])
+    options = TcpOptions(**config["options"])
+    if config["role"] == "server":
+        server.main(
+            config["bind"],
+            config["port"],
+            options,
+            config["read_size"],
+            count=1,
+            accept_timeout_s=config["accept_timeout_s"],
+        )
+        return 0
+    result = client.run(config["host"], config["port"], options, **config["test"])
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

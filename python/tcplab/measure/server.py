@@ -1,0 +1,223 @@
+"""`tcplab measure server`: receives tests, counting bytes where the application reads them.
+
+Each test: a control connection brings the client's parameters; the server answers with
+its settings; the client announces the moment it calls connect() (its CLOCK_MONOTONIC),
+then opens the data connection. The server reads the data with `read_size` calls, adds
+each read to the interval it completes in, and, when the client says stop (bulk) or the
+data ends (file), sends back its report on the control connection. Intervals start at the
+client's connect() call when both sides share a clock (same boot_id: the emulator's two
+namespaces), and at the data connection's accept() otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import selectors
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from tcplab.measure import tcpinfo
+from tcplab.measure.common import (
+    PROTOCOL,
+    TCP_WINDOW_CLAMP,
+    Control,
+    TcpOptions,
+    actual_options,
+    boot_id,
+    cpu_report,
+    cpu_times,
+    now_ns,
+)
+
+NS_PER_S = 1_000_000_000
+# How long the server waits for a client's next step (control message, data connection).
+STEP_TIMEOUT_S = 30.0
+# What a client may ask for: a bound on every test, whatever its parameters say.
+MAX_TEST_S = 24 * 3600.0
+# Time past the test's own end before the server gives up on the client's stop message.
+GRACE_S = 60.0
+
+
+def listen(bind: str, port: int, options: TcpOptions) -> socket.socket:
+    """A listening socket with `options` set before listen(), so accepted sockets inherit
+    them and the window scale of the SYN-ACK follows the receive buffer."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    options.apply(sock)
+    sock.bind((bind, port))
+    sock.listen(4)
+    return sock
+
+
+def serve(
+    listener: socket.socket,
+    read_size: int,
+    count: int,
+    accept_timeout_s: float,
+    on_report: Callable[[dict[str, Any]], None],
+    window_clamp: int | None = None,
+) -> None:
+    """Serve `count` tests one after another, each bounded in time."""
+    for _ in range(count):
+        listener.settimeout(accept_timeout_s)
+        control_sock, _ = listener.accept()
+        with control_sock:
+            report = _one_test(listener, Control(control_sock), read_size, window_clamp)
+        on_report(report)
+
+
+def _one_test(
+    listener: socket.socket, control: Control, read_size: int, window_clamp: int | None
+) -> dict[str, Any]:
+    params = control.receive(STEP_TIMEOUT_S)
+    if params.get("protocol") != PROTOCOL:
+        raise ConnectionError(f"client speaks {params.get('protocol')!r}, not {PROTOCOL}")
+    interval_ns = int(params["interval_ns"])
+    duration_ns = int(params["duration_ns"])
+    kind = params["kind"]
+    if interval_ns <= 0 or not 0 < duration_ns <= MAX_TEST_S * NS_PER_S:
+        raise ConnectionError("interval and duration must be positive and bounded")
+    control.send({"event": "ready", "server": actual_options(listener)})
+    connecting = control.receive(STEP_TIMEOUT_S)
+    same_clock = params.get("boot_id") == boot_id() and params.get("boot_id") != ""
+    listener.settimeout(STEP_TIMEOUT_S)
+    data, _ = listener.accept()
+    accept_ns = now_ns()
+    origin_ns = int(connecting["t0_ns"]) if same_clock else accept_ns
+    with data:
+        clamp = _Clamp(data, window_clamp)
+        return _receive(
+            data, control, read_size, kind, params, origin_ns, accept_ns, same_clock, clamp
+        )
+
+
+class _Clamp:
+    """Keeps the receive window at most `window` bytes (TCP_WINDOW_CLAMP, tcp(7)).
+
+    Since Linux 6.5 the kernel recomputes the clamp from the receive buffer whenever it
+    re-estimates the payload-to-memory ratio of arriving packets (`scaling_ratio`, in
+    tcp_measure_rcv_mss), which overrides the application's clamp on the first full
+    segments; so it is set again after accept and checked every few reads.
+    """
+
+    CHECK_EVERY = 64
+
+    def __init__(self, sock: socket.socket, window: int | None) -> None:
+        self.sock = sock
+        self.window = window
+        self.reads = 0
+        self.enforce()
+
+    def enforce(self) -> None:
+        if self.window is None:
+            return
+        current = self.sock.getsockopt(socket.IPPROTO_TCP, TCP_WINDOW_CLAMP)
+        if current != self.window:
+            self.sock.setsockopt(socket.IPPROTO_TCP, TCP_WINDOW_CLAMP, self.window)
+
+    def after_read(self) -> None:
+        self.reads += 1
+        if self.reads <= 2 or self.reads % self.CHECK_EVERY == 0:
+            self.enforce()
+
+
+def _receive(
+    data: socket.socket,
+    control: Control,
+    read_size: int,
+    kind: str,
+    params: dict[str, Any],
+    origin_ns: int,
+    accept_ns: int,
+    same_clock: bool,
+    clamp: _Clamp,
+) -> dict[str, Any]:
+    interval_ns = int(params["interval_ns"])
+    duration_ns = int(params["duration_ns"])
+    expected = params.get("bytes")
+    cpu_start, wall_start = cpu_times(), now_ns()
+    bins: list[int] = []
+    total = late = 0
+    first_ns = last_ns = None
+    buffer = bytearray(read_size)
+    selector = selectors.DefaultSelector()
+    selector.register(data, selectors.EVENT_READ, "data")
+    selector.register(control.sock, selectors.EVENT_READ, "control")
+    hard_deadline_ns = origin_ns + duration_ns + int(GRACE_S * NS_PER_S)
+    ended_by = "timeout"
+    running = True
+    while running:
+        remaining_s = (hard_deadline_ns - now_ns()) / NS_PER_S
+        if remaining_s <= 0:
+            break
+        for key, _ in selector.select(timeout=remaining_s):
+            if key.data == "control":
+                message = control.receive(STEP_TIMEOUT_S)
+                if message.get("event") == "stop":
+                    ended_by, running = "stop", False
+                    break
+                continue
+            n = data.recv_into(buffer, read_size)
+            if n == 0:
+                ended_by, running = "eof", False
+                break
+            t = now_ns()
+            clamp.after_read()
+            since = t - origin_ns
+            if first_ns is None:
+                first_ns = t
+            last_ns = t
+            if kind == "bulk" and since > duration_ns:
+                late += n  # after the test's end; the client stops writing at its end
+                continue
+            index = max(since - 1, 0) // interval_ns
+            if index >= len(bins):
+                bins.extend([0] * (index + 1 - len(bins)))
+            bins[index] += n
+            total += n
+            if expected is not None and total >= expected:
+                ended_by, running = "complete", False
+                break
+    selector.close()
+    info = tcpinfo.read(data)
+    wall_s = (now_ns() - wall_start) / NS_PER_S
+    report = {
+        "event": "report",
+        "origin": "client_connect" if same_clock else "server_accept",
+        "accept_s": (accept_ns - origin_ns) / NS_PER_S,
+        "interval_ns": interval_ns,
+        "interval_bytes": bins,
+        "bytes": total,
+        "late_bytes": late,
+        "first_byte_s": None if first_ns is None else (first_ns - origin_ns) / NS_PER_S,
+        "last_byte_s": None if last_ns is None else (last_ns - origin_ns) / NS_PER_S,
+        "ended_by": ended_by,
+        "completed": expected is not None and total >= expected,
+        "cpu": cpu_report(cpu_start, wall_s),
+        "tcp_info": info.raw,
+        "receiver": actual_options(data),
+    }
+    control.send(report)
+    return report
+
+
+def main(
+    bind: str,
+    port: int,
+    options: TcpOptions,
+    read_size: int,
+    count: int,
+    accept_timeout_s: float,
+) -> None:
+    """Listen, announce it on stdout as one JSON line, and serve `count` tests, printing
+    each report as one JSON line."""
+    with listen(bind, port, options) as listener:
+        print(json.dumps({"event": "listening", "port": listener.getsockname()[1]}), flush=True)
+
+        def emit(report: dict[str, Any]) -> None:
+            print(json.dumps(report), flush=True)
+
+        serve(listener, read_size, count, accept_timeout_s, emit, options.window_clamp)
+    sys.stdout.flush()
