@@ -66,6 +66,9 @@ def tcp(sndbuf: str, rcvbuf: str, window_scaling: bool, min_rto: str) -> dict[st
         "initial_window": 10,
         "window_scaling": window_scaling,
         "sack": False,
+        # ns-3's NewReno has no byte counting; timestamps would cost 12 B per segment.
+        "timestamps": False,
+        "abc": False,
         "delayed_ack": True,
         "delack_timeout": "200ms",
         "nagle": True,

@@ -17,7 +17,9 @@ KIB = 1024
 
 
 def geo(buffer: int, *, delayed_ack: bool, nagle: bool = True, delack: str = "200ms") -> dict:
+    # Seed 000's Windows NT 4.0 stack (no RFC 1323/2018), with NewReno as the issue asks.
     tcp = {
+        "profile": "windows-nt4",
         "cc": "newreno",
         "sndbuf": buffer,
         "rcvbuf": buffer,

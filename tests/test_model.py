@@ -426,10 +426,19 @@ def test_refusals_name_the_field(overrides: dict, field: str) -> None:
         run(make_plan(**overrides))
 
 
-def test_model_refuses_loss_formulas_for_cubic_and_has_no_hybla() -> None:
+def test_cubic_under_loss_takes_the_larger_of_its_response_and_pftk() -> None:
+    # RFC 9438 §5.1: (C(3+β)/(4(1−β)))^(1/4) · RTT^(3/4) / p^(3/4) segments on average.
+    rtt, p = 0.1, 1e-4
+    window = (0.4 * 3.7 / (4 * 0.3)) ** 0.25 * rtt**0.75 / p**0.75
+    assert model.cubic_response_bps(1000, rtt, p, 10_000) == pytest.approx(8000 * window / rtt)
+    assert model.cubic_response_bps(1000, rtt, p, 10) == pytest.approx(8000 * 10 / rtt)
     lossy = make_plan(tcp__cc="cubic", links__0__forward__error={"kind": "ber", "ber": 1e-6})
-    with pytest.raises(ValueError, match=r"hosts\.0\.tcp\.cc"):
-        model.run(lossy)
-    model.run(make_plan(tcp__cc="cubic"))  # loss-free CUBIC is slow start + window limit
+    m = model.run(lossy)["summary"]["model"]
+    assert m["cubic_bps"] is not None
+    reno = model.run(make_plan(links__0__forward__error={"kind": "ber", "ber": 1e-6}))
+    assert reno["summary"]["model"]["cubic_bps"] is None
+
+
+def test_model_has_no_hybla() -> None:
     with pytest.raises(ValueError, match=r"hosts\.0\.tcp\.cc"):
         model.run(make_plan(tcp__cc="hybla"))

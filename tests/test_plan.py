@@ -14,15 +14,17 @@ from tcplab.spec import Link, load_spec, validate_spec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
+# The windows-nt4 profile with 32 KiB buffers.
 GEO_TCP = {
-    "cc": "newreno",
+    "cc": "reno",
     "sndbuf": 32768,
     "rcvbuf": 32768,
     "mss": 1460,
-    "initial_window": 10,
+    "initial_window": 1,
     "window_scaling": False,
     "sack": False,
     "timestamps": False,
+    "abc": False,
     "delayed_ack": True,
     "delack_timeout_ns": 200_000_000,
     "nagle": True,
@@ -58,13 +60,15 @@ def test_long_fat_pipe_example() -> None:
     assert (forward["rate_bps"], forward["delay_ns"]) == (100_000_000, 300_000_000)
     # One bandwidth-delay product: 100 Mb/s × 600 ms / 8.
     assert forward["queue"] == {"bytes": 100_000_000 * 600 // 1000 // 8}
+    # The linux-4.18 profile: its buffers, SACK, timestamps; Reno as the paper's baseline.
     tcp = plan["hosts"][0]["tcp"]
-    assert (tcp["sndbuf"], tcp["rcvbuf"], tcp["window_scaling"], tcp["initial_window"]) == (
-        64 * 2**20,
-        64 * 2**20,
-        True,
+    assert (tcp["cc"], tcp["sndbuf"], tcp["rcvbuf"], tcp["initial_window"]) == (
+        "reno",
+        4 * 2**20,
+        3 * 2**20,
         10,
     )
+    assert tcp["window_scaling"] and tcp["sack"] and tcp["timestamps"] and tcp["abc"]
 
 
 def test_plan_is_plain_json() -> None:

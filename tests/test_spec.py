@@ -32,27 +32,47 @@ def test_defaults_fill_everything_but_the_path() -> None:
     assert spec.interval == 10**9
     assert spec.trace_interval == 10 * 10**6
     assert [host.name for host in spec.hosts] == ["client", "server"]
+    # With no stack named, a host is current Linux (see python/tcplab/profiles.py).
     tcp = spec.hosts[0].tcp
+    assert tcp.profile == "linux"
     assert (tcp.cc, tcp.sndbuf, tcp.rcvbuf, tcp.mss, tcp.initial_window) == (
-        "newreno",
-        65536,
-        65536,
+        "cubic",
+        4 * 2**20,
+        3 * 2**20,
         1460,
         10,
     )
-    assert (tcp.window_scaling, tcp.sack, tcp.delayed_ack, tcp.nagle, tcp.fast_retransmit) == (
-        True,
-        False,
-        True,
-        True,
-        True,
-    )
-    assert tcp.delack_timeout == 200 * 10**6
+    assert (tcp.window_scaling, tcp.sack, tcp.timestamps, tcp.abc) == (True, True, True, True)
+    assert (tcp.delayed_ack, tcp.nagle, tcp.fast_retransmit) == (True, True, True)
+    assert tcp.delack_timeout == 40 * 10**6
     assert tcp.min_rto == 10**9
     link = spec.links[0]
     assert (link.kind, link.rate, link.delay) == ("p2p", 2_048_000, 275 * 10**6)
     assert (link.queue.limit.unit, link.queue.limit.value) == ("packets", 100)
     assert (spec.app.kind, spec.app.message_size, spec.app.bytes) == ("bulk", 65536, None)
+
+
+def test_a_profile_is_overridden_field_by_field() -> None:
+    hosts = [
+        {"name": "pc", "tcp": {"profile": "windows-nt4", "sndbuf": "32KiB"}},
+        {"name": "pda", "tcp": {"profile": "windows-ce"}},
+    ]
+    spec = validate({"links": [LINK], "hosts": hosts})
+    nt4, ce = spec.hosts[0].tcp, spec.hosts[1].tcp
+    assert (nt4.sndbuf, nt4.rcvbuf, nt4.window_scaling, nt4.sack, nt4.cc) == (
+        32768,
+        8760,
+        False,
+        False,
+        "reno",
+    )
+    assert (ce.sndbuf, ce.rcvbuf) == (16384, 32768)
+
+
+def test_an_unknown_profile_names_the_field_and_the_choices() -> None:
+    found = problems({"links": [LINK], "hosts": [{"name": "a", "tcp": {"profile": "os2"}},
+                                                   {"name": "b"}]})  # fmt: skip
+    assert any(p.startswith("hosts.0.tcp.profile: ") and "windows-nt4" in p for p in found)
 
 
 @pytest.mark.parametrize(

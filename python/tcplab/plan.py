@@ -42,6 +42,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "window_scaling": tcp.window_scaling,
         "sack": tcp.sack,
         "timestamps": tcp.timestamps,
+        "abc": tcp.abc,
         "delayed_ack": tcp.delayed_ack,
         "delack_timeout_ns": tcp.delack_timeout,
         "nagle": tcp.nagle,

@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from tcplab import ber_curves, units
+from tcplab import ber_curves, profiles, units
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -97,8 +97,11 @@ class _Model(BaseModel):
 
 
 class Tcp(_Model):
-    """The TCP configuration of one host."""
+    """The TCP configuration of one host: a stack profile, overridden field by field."""
 
+    profile: Literal[tuple(profiles.STACKS)] = Field(  # type: ignore[valid-type]
+        profiles.DEFAULT_STACK, description="stack profile whose settings the fields override"
+    )
     cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla"] = Field(
         "newreno", description="congestion control algorithm"
     )
@@ -110,6 +113,7 @@ class Tcp(_Model):
     sack: bool = Field(
         False, description="SACK option (RFC 2018) and SACK loss recovery (RFC 6675)"
     )
+    abc: bool = Field(False, description="appropriate byte counting (RFC 3465, L = 2 SMSS)")
     delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
     delack_timeout: PositiveDuration = Field(
     timestamps: bool = Field(
@@ -124,6 +128,11 @@ class Tcp(_Model):
         validate_default=True,
         description="lower bound of the whole RTO, as RFC 6298 section 2.4 (1 s) and ns-3",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profile(cls, data: Any) -> Any:
+        return profiles.apply(data) if isinstance(data, dict) else data
 
 
 class Host(_Model):

@@ -39,6 +39,7 @@ pub struct TcpPlan {
     pub timestamps: bool,
     pub delayed_ack: bool,
     pub delack_timeout_ns: u64,
+    pub abc: bool,
     pub nagle: bool,
     pub fast_retransmit: bool,
     pub min_rto_ns: u64,

@@ -91,6 +91,7 @@ impl Simulation {
             sack: src.sack,
             timestamps: src.timestamps,
             nagle: src.nagle,
+            abc: src.abc,
             fast_retransmit: src.fast_retransmit,
             min_rto_ns: src.min_rto_ns,
         });

@@ -19,19 +19,22 @@ from typing import Any
 
 # IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost.
 TCP_IP_HEADER_BYTES = 40
+# RFC 7323 §3: the timestamps option, padded with two NOPs.
+TIMESTAMP_OPTION_BYTES = 12
 # A pure ACK is a header-only segment.
-ACK_IP_BYTES = TCP_IP_HEADER_BYTES
 # Largest window a 16-bit window field can offer without window scaling (RFC 7323 §2).
 MAX_UNSCALED_WINDOW_BYTES = 65535
 # The result contract caps a still-"infinite" ssthresh at 2^32 - 1.
 SSTHRESH_INFINITE_BYTES = 2**32 - 1
 NS_PER_S = 1_000_000_000
 
-# Congestion controls whose loss response is Reno's, so that PFTK and Mathis apply.
-_LOSS_MODELLED_CC = frozenset({"tahoe", "reno", "newreno"})
-# Loss-free, CUBIC is standard slow start up to the window limit (RFC 9438 §4.10) and fits
-# the fluid model; Hybla's ρ-scaled growth does not.
-_ACCEPTED_CC = _LOSS_MODELLED_CC | {"cubic"}
+# Congestion controls with a closed-form loss response here: Reno's (PFTK, Mathis), and
+# CUBIC's (RFC 9438 §5.1). Loss-free, CUBIC is standard slow start up to the window limit
+# (RFC 9438 §4.10) and fits the fluid model; Hybla's ρ-scaled growth does not.
+_ACCEPTED_CC = frozenset({"tahoe", "reno", "newreno", "cubic"})
+# RFC 9438 §5.1 and §4.6: C = 0.4, β_cubic = 0.7.
+CUBIC_C = 0.4
+CUBIC_BETA = 0.7
 
 Plan = Mapping[str, Any]
 
@@ -61,32 +64,40 @@ def serialization_s(wire: int, rate_bps: float) -> float:
     return 8.0 * wire / rate_bps
 
 
-def link_goodput_bps(direction: Mapping[str, Any], mss: int) -> float:
+def link_goodput_bps(
+    direction: Mapping[str, Any], mss: int, header: int = TCP_IP_HEADER_BYTES
+) -> float:
     """Application goodput of a saturated link carrying full segments.
 
-    rate * MSS / wire(MSS + 40): each MSS of data costs a 40-byte TCP/IP header and the
-    link's framing (the "cell tax" generalised; cf. the ATM form in Kalyanaraman et al.,
-    IEEE Commun. Mag. 36(6), 1998).
+    rate * MSS / wire(MSS + header): each MSS of data costs the TCP/IP header (40 bytes, 52
+    with timestamps) and the link's framing (the "cell tax" generalised; cf. the ATM form
+    in Kalyanaraman et al., IEEE Commun. Mag. 36(6), 1998).
     """
-    return direction["rate_bps"] * mss / direction_wire_bytes(direction, mss + TCP_IP_HEADER_BYTES)
+    return direction["rate_bps"] * mss / direction_wire_bytes(direction, mss + header)
 
 
-def link_goodput_bound_bps(forward: Sequence[Mapping[str, Any]], mss: int) -> float:
+def link_goodput_bound_bps(
+    forward: Sequence[Mapping[str, Any]], mss: int, header: int = TCP_IP_HEADER_BYTES
+) -> float:
     """Smallest :func:`link_goodput_bps` over the forward directions of the path."""
-    return min(link_goodput_bps(d, mss) for d in forward)
+    return min(link_goodput_bps(d, mss, header) for d in forward)
 
 
-def ack_path_goodput_bps(direction: Mapping[str, Any], mss: int, b: int) -> float:
+def ack_path_goodput_bps(
+    direction: Mapping[str, Any], mss: int, b: int, header: int = TCP_IP_HEADER_BYTES
+) -> float:
     """Goodput a reverse direction's ACK capacity allows: one ACK per b segments.
 
     The link can carry rate / (8 wire(40)) ACKs per second; each acknowledges b MSS.
     This is the asymmetric-path limit of RFC 3449 §3.1 (normalized bandwidth ratio).
     """
-    acks_per_s = direction["rate_bps"] / (8.0 * direction_wire_bytes(direction, ACK_IP_BYTES))
+    acks_per_s = direction["rate_bps"] / (8.0 * direction_wire_bytes(direction, header))
     return acks_per_s * b * mss * 8.0
 
 
-def effective_rtt_s(links: Sequence[Mapping[str, Any]], mss: int) -> float:
+def effective_rtt_s(
+    links: Sequence[Mapping[str, Any]], mss: int, header: int = TCP_IP_HEADER_BYTES
+) -> float:
     """Store-and-forward round trip of one full segment and its ACK, no queueing.
 
     Sum over links of (forward delay + serialization of an MSS+40 packet at the forward
@@ -97,10 +108,10 @@ def effective_rtt_s(links: Sequence[Mapping[str, Any]], mss: int) -> float:
     for link in links:
         fwd, rev = link["forward"], link["reverse"]
         total += fwd["delay_ns"] / NS_PER_S + serialization_s(
-            direction_wire_bytes(fwd, mss + TCP_IP_HEADER_BYTES), fwd["rate_bps"]
+            direction_wire_bytes(fwd, mss + header), fwd["rate_bps"]
         )
         total += rev["delay_ns"] / NS_PER_S + serialization_s(
-            direction_wire_bytes(rev, ACK_IP_BYTES), rev["rate_bps"]
+            direction_wire_bytes(rev, header), rev["rate_bps"]
         )
     return total
 
@@ -281,6 +292,18 @@ def pftk_bps(
         num = (1.0 - p) / p + w_max / 2.0 + q
         den = rtt_s * (b / 8.0 * w_max + (1.0 - p) / (p * w_max) + 2.0) + q * f * t0_s / (1.0 - p)
     return 8.0 * mss * num / den
+
+
+def cubic_response_bps(mss: int, rtt_s: float, p: float, w_max: float) -> float:
+    """CUBIC's average rate at loss-event rate p, capped by the window limit.
+
+    RFC 9438 §5.1 (after Ha, Rhee & Xu, SIGOPS OSR 42(5), 2008): in its cubic region the
+    average window is (C·(3+β)/(4·(1−β)))^(1/4) · RTT^(3/4) / p^(3/4) segments. CUBIC also
+    keeps at least the Reno-friendly window, which the caller takes from PFTK.
+    """
+    window = (CUBIC_C * (3 + CUBIC_BETA) / (4 * (1 - CUBIC_BETA))) ** 0.25
+    window *= rtt_s**0.75 / p**0.75
+    return 8.0 * mss * min(window, w_max) / rtt_s
 
 
 def pftk_approx_bps(mss: int, rtt_s: float, p: float, b: int, w_max: float, t0_s: float) -> float:
@@ -491,17 +514,22 @@ def run(plan: Plan) -> dict[str, Any]:
     notes: list[str] = []
 
     # Each side announces its MSS in the SYN and the sender uses the smaller (RFC 9293 §3.7.1).
-    mss = min(stcp["mss"], rtcp["mss"])
+    # With timestamps every segment carries 12 option bytes, taken out of the payload
+    # (RFC 6691 §2), so the datagram size stays MSS + 40.
+    timestamps = bool(stcp.get("timestamps")) and bool(rtcp.get("timestamps"))
+    options = TIMESTAMP_OPTION_BYTES if timestamps else 0
+    header = TCP_IP_HEADER_BYTES + options
+    mss = min(stcp["mss"], rtcp["mss"]) - options
     b = 2 if rtcp["delayed_ack"] else 1
-    data_ip = mss + TCP_IP_HEADER_BYTES
+    data_ip = mss + header
 
     # --- path ---
-    rtt = effective_rtt_s(links, mss)
+    rtt = effective_rtt_s(links, mss, header)
     handshake = header_rtt_s(links)
-    per_link_goodput = [link_goodput_bps(d, mss) for d in forward]
+    per_link_goodput = [link_goodput_bps(d, mss, header) for d in forward]
     link_bound = min(per_link_goodput)
     bottleneck = per_link_goodput.index(link_bound)
-    ack_bound = min(ack_path_goodput_bps(d, mss, b) for d in reverse)
+    ack_bound = min(ack_path_goodput_bps(d, mss, b, header) for d in reverse)
     path_bound = min(link_bound, ack_bound)
 
     # --- window ---
@@ -512,27 +540,22 @@ def run(plan: Plan) -> dict[str, Any]:
 
     # --- loss ---
     data_pers = [packet_error_rate(d["error"], direction_wire_bytes(d, data_ip)) for d in forward]
-    ack_pers = [
-        packet_error_rate(d["error"], direction_wire_bytes(d, ACK_IP_BYTES)) for d in reverse
-    ]
+    ack_pers = [packet_error_rate(d["error"], direction_wire_bytes(d, header)) for d in reverse]
     p = path_loss_probability(data_pers)
     p_ack = path_loss_probability(ack_pers)
-    _check(
-        p == 0 or stcp["cc"] in _LOSS_MODELLED_CC,
-        "hosts.0.tcp.cc",
-        f"the model's loss formulas (Mathis, PFTK) describe Reno; {stcp['cc']!r} on a lossy "
-        f"path has no closed-form model here; accepted with loss: "
-        f"{', '.join(sorted(_LOSS_MODELLED_CC))}",
-    )
     t0 = rto_after_first_sample_s(rtt, stcp["min_rto_ns"] / NS_PER_S)
     w_max = max(1, w_eff // mss)
-    mathis = pftk = pftk_approx = None
+    mathis = pftk = pftk_approx = cubic = loss_bps = None
     pftk_window_limited = None
     if p > 0:
         mathis = mathis_bps(mss, rtt, p, b)
         pftk = pftk_bps(mss, rtt, p, b, w_max, t0, bool(stcp["fast_retransmit"]))
         pftk_approx = pftk_approx_bps(mss, rtt, p, b, w_max, t0)
         pftk_window_limited = pftk_unconstrained_window(p, b) >= w_max
+        loss_bps = pftk
+        if stcp["cc"] == "cubic":
+            cubic = cubic_response_bps(mss, rtt, p, w_max)
+            loss_bps = max(pftk, cubic)
         if any(d["error"]["kind"] == "gilbert_elliott" for d in forward):
             notes.append(
                 "Gilbert-Elliott losses come in bursts; PFTK takes the mean per-packet loss "
@@ -545,7 +568,7 @@ def run(plan: Plan) -> dict[str, Any]:
     if p == 0:
         steady, binding = (w_bound, "window") if w_bound <= path_bound else (path_bound, "path")
     else:
-        steady, binding = (pftk, "loss") if pftk <= path_bound else (path_bound, "path")
+        steady, binding = (loss_bps, "loss") if loss_bps <= path_bound else (path_bound, "path")
     if binding == "path":
         binding = "link" if link_bound <= ack_bound else "ack_path"
 
@@ -573,7 +596,8 @@ def run(plan: Plan) -> dict[str, Any]:
     limited_by[limiter] = 1.0
 
     # --- time evolution ---
-    gamma = slow_start_gamma(bool(rtcp["delayed_ack"]))
+    # Byte counting (RFC 3465) credits both segments of a delayed ACK: doubling again.
+    gamma = slow_start_gamma(bool(rtcp["delayed_ack"]) and not bool(stcp.get("abc")))
     iw_bytes = float(stcp["initial_window"] * mss)
     total = float(app["bytes"]) if app["kind"] == "file" else None
     fluid = FluidTransfer(
@@ -620,6 +644,7 @@ def run(plan: Plan) -> dict[str, Any]:
         "mathis_bps": mathis,
         "pftk_bps": pftk,
         "pftk_approx_bps": pftk_approx,
+        "cubic_bps": cubic,
         "pftk_window_limited": pftk_window_limited,
         "steady_goodput_bps": steady,
         "binding": binding,
@@ -667,14 +692,19 @@ def run(plan: Plan) -> dict[str, Any]:
                 "final_cwnd_bytes": int(fluid.cwnd(elapsed)),
             }
         ],
-        "links": _link_rows(links, delivered_total, mss, b, elapsed),
+        "links": _link_rows(links, delivered_total, mss, header, b, elapsed),
         "series": series,
         "trace": trace,
     }
 
 
 def _link_rows(
-    links: Sequence[Mapping[str, Any]], delivered: int, mss: int, b: int, elapsed_s: float
+    links: Sequence[Mapping[str, Any]],
+    delivered: int,
+    mss: int,
+    header: int,
+    b: int,
+    elapsed_s: float,
 ) -> list[dict[str, Any]]:
     """Per link direction: only the utilisation is modelled.
 
@@ -686,8 +716,8 @@ def _link_rows(
     rows = []
     for i, link in enumerate(links):
         for name, count, ip in (
-            ("forward", segments, mss + TCP_IP_HEADER_BYTES),
-            ("reverse", math.ceil(segments / b), ACK_IP_BYTES),
+            ("forward", segments, mss + header),
+            ("reverse", math.ceil(segments / b), header),
         ):
             d = link[name]
             busy = serialization_s(count * direction_wire_bytes(d, ip), d["rate_bps"])

@@ -26,7 +26,7 @@ impl Hybla {
 
 impl CongestionControl for Hybla {
     fn ssthresh_after_loss(&mut self, s: &CcState) -> u64 {
-        Reno.ssthresh_after_loss(s)
+        Reno::default().ssthresh_after_loss(s)
     }
 
     /// Per ACK: slow start adds 2^ρ − 1 segments, congestion avoidance ρ²/cwnd.

@@ -36,6 +36,8 @@ pub struct CcState {
     pub flight: u64,
     pub srtt: Option<Nanos>,
     pub min_rtt: Option<Nanos>,
+    /// Appropriate byte counting (RFC 3465) instead of counting ACKs.
+    pub abc: bool,
 }
 
 pub trait CongestionControl {
@@ -47,18 +49,20 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, _s: &CcState) {}
 }
 
-/// Standard slow start, RFC 5681 eq. (2): at most one SMSS per ACK, not past ssthresh by
-/// more than that.
+/// Slow start: RFC 5681 eq. (2) adds at most one SMSS per ACK, so delayed ACKs slow it to
+/// ×1.5 per round trip; with byte counting (RFC 3465 §2.2) an ACK adds what it covers, up
+/// to L = 2·SMSS, which restores ×2 (Linux counts acknowledged segments the same way).
 pub fn slow_start(s: &CcState, acked: u64) -> u64 {
-    s.cwnd + acked.min(s.mss)
+    let limit = if s.abc { 2 * s.mss } else { s.mss };
+    s.cwnd + acked.min(limit)
 }
 
 /// The algorithm and recovery for a validated `tcp.cc` name.
 pub fn build(name: &str) -> (Box<dyn CongestionControl>, Recovery) {
     match name {
-        "tahoe" => (Box::new(Reno), Recovery::Tahoe),
-        "reno" => (Box::new(Reno), Recovery::Reno),
-        "newreno" => (Box::new(Reno), Recovery::NewReno),
+        "tahoe" => (Box::new(Reno::default()), Recovery::Tahoe),
+        "reno" => (Box::new(Reno::default()), Recovery::Reno),
+        "newreno" => (Box::new(Reno::default()), Recovery::NewReno),
         "cubic" => (Box::new(Cubic::default()), Recovery::NewReno),
         "hybla" => (Box::new(Hybla::default()), Recovery::NewReno),
         other => unreachable!("plan validation admits only {NAMES:?}, got {other}"),
@@ -75,5 +79,6 @@ pub(crate) fn state(cwnd_segments: u64, ssthresh_segments: u64, now: Nanos) -> C
         flight: cwnd_segments * 1000,
         srtt: Some(100_000_000),
         min_rtt: Some(100_000_000),
+        abc: false,
     }
 }

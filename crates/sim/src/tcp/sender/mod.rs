@@ -27,6 +27,7 @@ pub struct SenderConfig {
     pub window_scaling: bool,
     pub sack: bool,
     pub timestamps: bool,
+    pub abc: bool,
     pub nagle: bool,
     pub fast_retransmit: bool,
     pub min_rto_ns: Nanos,
@@ -468,6 +469,7 @@ impl Sender {
             flight: self.snd_max - self.snd_una,
             srtt: self.rto.srtt(),
             min_rtt: self.rto.min_rtt(),
+            abc: self.cfg.abc,
         }
     }
 

@@ -15,6 +15,7 @@ fn config() -> SenderConfig {
         window_scaling: false,
         sack: false,
         timestamps: false,
+        abc: false,
         nagle: true,
         fast_retransmit: true,
         min_rto_ns: 200 * MS,

@@ -1,0 +1,114 @@
+"""Named TCP stack profiles: the settings of a real stack, applied under a host's own
+`[hosts.tcp]` fields, which override them one by one.
+
+The default is `linux`, so that a scenario that says nothing about its stack behaves like
+the machine it will be compared with. The old stacks are the ones the source papers
+measured. Each entry says where its numbers come from; "assumption" marks a value no
+source here states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StackProfile:
+    description: str
+    source: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+_LINUX = {
+    # net.ipv4.tcp_congestion_control = cubic (the default since 2.6.19)
+    "cc": "cubic",
+    # initcwnd 10 (RFC 6928; Linux since 2.6.39)
+    "initial_window": 10,
+    # net.ipv4.tcp_window_scaling, tcp_sack and tcp_timestamps all default to 1
+    "window_scaling": True,
+    "sack": True,
+    "timestamps": True,
+    # tcp_slow_start() credits every acknowledged segment, as byte counting does (RFC 3465)
+    "abc": True,
+    "delayed_ack": True,
+    # TCP_DELACK_MIN = HZ/25: the delayed-ACK timer starts at 40 ms (it adapts up to 200 ms)
+    "delack_timeout": "40ms",
+    # tcplab has no buffer autotuning, so the buffers sit at the ceilings autotuning grows
+    # them to: tcp_wmem max 4 MiB; tcp_rmem max 6 MiB, of which Linux offers about half as
+    # window (tcp_adv_win_scale = 1 reserves the rest for metadata; newer kernels measure
+    # the share per flow, scaling_ratio, near half with common drivers). The window is what
+    # tcplab's rcvbuf means, so 3 MiB.
+    "sndbuf": "4MiB",
+    "rcvbuf": "3MiB",
+}
+
+_WINDOWS_9X_NT = {
+    "cc": "reno",
+    # RFC 2001-era slow start from one segment (assumption for these releases)
+    "initial_window": 1,
+    "window_scaling": False,
+    "sack": False,
+    "timestamps": False,
+    "abc": False,
+    "delayed_ack": True,
+    # Windows acknowledges at the latest after 200 ms
+    "delack_timeout": "200ms",
+}
+
+STACKS: dict[str, StackProfile] = {
+    "linux": StackProfile(
+        "current Linux defaults",
+        "Linux sysctl defaults (net.ipv4.tcp_*), RFC 6928; see the comments in profiles.py",
+        _LINUX,
+    ),
+    "linux-4.18": StackProfile(
+        "Linux 4.18, the kernel of Lee, Lee & Joe's satellite Cubic experiments",
+        "Lee, Lee & Joe, 'Initial Window-Based TCP Cubic Algorithm for Satellite "
+        "Environment' (Linux 4.18.20); the defaults modelled here did not change since",
+        _LINUX,
+    ),
+    "windows-nt4": StackProfile(
+        "Windows NT 4.0, as measured over KOREASAT",
+        "Kim & Song 2000, Table 2: no RFC 1323 (no window scaling or timestamps), no RFC "
+        "2018 SACK, 64 KB maximum socket buffer, default buffer max(~8 kB, min(4·MSS, "
+        "64 kB)) = 8760 B (6 × 1460, Windows rounds to whole segments)",
+        {**_WINDOWS_9X_NT, "sndbuf": 8760, "rcvbuf": 8760},
+    ),
+    "windows-95": StackProfile(
+        "Windows 95, the hosts of Jang, Lee, Hwang & Lee's ATM LAN testbed",
+        "same stack generation as NT 4.0 (no RFC 1323/2018); 8192-byte Winsock default "
+        "buffers (assumption: the value seed 003 gives for Windows 2000)",
+        {**_WINDOWS_9X_NT, "sndbuf": 8192, "rcvbuf": 8192},
+    ),
+    "windows-2000": StackProfile(
+        "Windows 2000, the wired PC of Kim, Kim & Hong's 802.11b experiments",
+        "Kim, Kim & Hong 2006, Table 2: 8192-byte send and receive buffers; SACK on by "
+        "default, RFC 1323 options off unless asked for; slow start from two segments "
+        "(RFC 2581)",
+        {**_WINDOWS_9X_NT, "initial_window": 2, "sack": True, "sndbuf": 8192, "rcvbuf": 8192},
+    ),
+    "windows-ce": StackProfile(
+        "Windows CE, the 400 MHz PDA of Kim, Kim & Hong's 802.11b experiments",
+        "Kim, Kim & Hong 2006, Table 2: 16384-byte send and 32768-byte receive buffers; "
+        "otherwise as Windows 2000, whose stack it derives from (assumption)",
+        {
+            **_WINDOWS_9X_NT,
+            "initial_window": 2,
+            "sack": True,
+            "sndbuf": 16384,
+            "rcvbuf": 32768,
+        },
+    ),
+}
+
+DEFAULT_STACK = "linux"
+
+
+def apply(tcp: dict[str, Any]) -> dict[str, Any]:
+    """The host's own fields over its profile's settings (the profile name is kept)."""
+    name = tcp.get("profile", DEFAULT_STACK)
+    if name not in STACKS:
+        # Left to the `profile` field's validation, which lists the accepted names.
+        return tcp
+    return {**STACKS[name].settings, **tcp}
