@@ -8,7 +8,7 @@ from types import ModuleType
 
 from tcplab.errors import BackendError
 
-BACKENDS = ("sim", "model")
+BACKENDS = ("sim", "model", "emu")
 
 
 def get_backend(name: str) -> ModuleType:

@@ -29,8 +29,28 @@ PORT = 5210
 # tcp_input.c), so both of tcplab's names run on it.
 LINUX_CC = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "bbr": "bbr", "hybla": "hybla"}
 # Linux's delayed-ACK timer adapts between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX
-# (200 ms) (include/net/tcp.h) and cannot be set per socket; 200 ms is its bound.
-LINUX_DELACK_MAX_NS = 200_000_000
+# (200 ms) (include/net/tcp.h) and cannot be set per socket.
+LINUX_DELACK_NS = (40_000_000, 200_000_000)
+# The plan's TCP fields this backend turns into Linux settings; any other is refused, so
+# that a field added to the plan later is never silently ignored here.
+HANDLED_TCP_FIELDS = frozenset(
+    {
+        "cc",
+        "sndbuf",
+        "rcvbuf",
+        "mss",
+        "initial_window",
+        "window_scaling",
+        "sack",
+        "timestamps",
+        "abc",
+        "delayed_ack",
+        "delack_timeout_ns",
+        "nagle",
+        "fast_retransmit",
+        "min_rto_ns",
+    }
+)
 # IPv4 + TCP header bytes without options: the MTU that carries an MSS.
 HEADER_BYTES = 40
 MIN_MTU = 1500
@@ -76,11 +96,20 @@ def _validate(plan: Mapping[str, Any]) -> None:
             f"{at}.fast_retransmit",
             "Linux always does fast retransmit; false cannot be emulated",
         )
+        for name in sorted(set(tcp) - HANDLED_TCP_FIELDS):
+            _check(False, f"{at}.{name}", "the emu backend has no Linux setting for this field")
+        low, high = LINUX_DELACK_NS
         _check(
-            tcp["delack_timeout_ns"] == LINUX_DELACK_MAX_NS,
+            low <= tcp["delack_timeout_ns"] <= high,
             f"{at}.delack_timeout_ns",
             "Linux's delayed-ACK timer adapts between 40 and 200 ms and cannot be set per "
-            "socket; the emu backend accepts only 200ms, its upper bound",
+            "socket; the emu backend accepts only values in that range",
+        )
+        _check(
+            tcp.get("abc", True),
+            f"{at}.abc",
+            "Linux's slow start always counts the segments an ACK covers (tcp_slow_start), "
+            "as byte counting does; abc = false cannot be emulated",
         )
     app = plan["app"]
     _check(app["kind"] in ("bulk", "file"), "app.kind", f"{app['kind']!r}; accepted: bulk, file")
@@ -237,6 +266,8 @@ def to_result(
         for row in emulator["links"]
     ]
     windows = [row["snd_wnd_bytes"] for row in trace if row.get("snd_wnd_bytes")]
+    # The window most often offered: the first ACKs may show a larger one (docs/emu.md).
+    usual_window = max(set(windows), key=windows.count) if windows else None
     start = measured["start"]
     summary = {
         "goodput_bps": goodput,
@@ -259,6 +290,7 @@ def to_result(
             "sender_sndbuf_actual": start["sender"]["sndbuf_actual"],
             "receiver_rcvbuf_actual": start["receiver"]["rcvbuf_actual"],
             "receiver_window_clamp": start["receiver"]["window_clamp"],
+            "peer_window_bytes": usual_window,
             "max_peer_window_bytes": max(windows, default=None),
             "cpu_percent_sender": end["cpu_utilization_percent"]["host_total"],
             "cpu_percent_receiver": end["cpu_utilization_percent"]["remote_total"],

@@ -1,0 +1,340 @@
+"""The `tcplab` commands of the emulator and the measurement tool: `measure server`,
+`measure client`, `emu cleanup`, and `compare` (one scenario on several backends, side
+by side). Registered on the main command by tcplab.cli.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from tcplab import api, display, units
+from tcplab.errors import TcplabError
+
+USER_ERROR = 2
+console = Console(markup=False, highlight=False)
+
+measure_app = typer.Typer(
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Measure TCP between two hosts (real machines or the emulator's namespaces).",
+)
+emu_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="The emulator's housekeeping."
+)
+
+
+def _fail(error: Exception) -> typer.Exit:
+    typer.echo(f"error: {error}", err=True)
+    return typer.Exit(USER_ERROR)
+
+
+def _size(value: str | None, option: str) -> int | None:
+    try:
+        return None if value is None else units.parse_size(value)
+    except ValueError as error:
+        raise TcplabError(f"{option}: {error}") from None
+
+
+def _duration(value: str, option: str) -> int:
+    try:
+        return units.parse_duration(value, positive=True)
+    except ValueError as error:
+        raise TcplabError(f"{option}: {error}") from None
+
+
+def _options(
+    cc: str | None,
+    sndbuf: str | None,
+    rcvbuf: str | None,
+    mss: int | None,
+    nodelay: bool,
+    window: str | None = None,
+) -> Any:
+    from tcplab.measure.common import TcpOptions
+
+    return TcpOptions(
+        cc=cc,
+        sndbuf=_size(sndbuf, "--sndbuf"),
+        rcvbuf=_size(rcvbuf, "--rcvbuf"),
+        mss=mss,
+        nodelay=nodelay,
+        window_clamp=_size(window, "--window"),
+    )
+
+
+Cc = Annotated[str | None, typer.Option(help="congestion control (TCP_CONGESTION), e.g. cubic")]
+Sndbuf = Annotated[str | None, typer.Option(help="SO_SNDBUF, e.g. 64KiB (the kernel doubles it)")]
+Rcvbuf = Annotated[str | None, typer.Option(help="SO_RCVBUF, e.g. 64KiB (the kernel doubles it)")]
+Mss = Annotated[int | None, typer.Option(help="TCP_MAXSEG, bytes")]
+Nodelay = Annotated[bool, typer.Option("--nodelay", help="TCP_NODELAY: Nagle off")]
+Port = Annotated[int, typer.Option(help="TCP port of the server")]
+
+
+@measure_app.command("server")
+def measure_server(
+    bind: Annotated[str, typer.Option(help="address to listen on")] = "0.0.0.0",
+    port: Port = 5210,
+    cc: Cc = None,
+    sndbuf: Sndbuf = None,
+    rcvbuf: Rcvbuf = None,
+    mss: Mss = None,
+    nodelay: Nodelay = False,
+    window: Annotated[
+        str | None, typer.Option(help="largest receive window offered (TCP_WINDOW_CLAMP)")
+    ] = None,
+    read_size: Annotated[str, typer.Option(help="bytes per read call")] = "128KiB",
+    count: Annotated[int, typer.Option(min=1, help="tests to serve before exiting")] = 1,
+    timeout: Annotated[str, typer.Option(help="longest wait for a client")] = "10min",
+) -> None:
+    """Receive tests from `tcplab measure client`; print one JSON report line per test."""
+    from tcplab.measure import server
+
+    try:
+        options = _options(cc, sndbuf, rcvbuf, mss, nodelay, window)
+        size = _size(read_size, "--read-size")
+        wait_s = _duration(timeout, "--timeout") / 1e9
+        server.main(bind, port, options, int(size or 0), count, wait_s)
+    except (TcplabError, OSError, ConnectionError) as error:
+        raise _fail(error) from None
+
+
+@measure_app.command("client")
+def measure_client(
+    host: Annotated[str, typer.Argument(help="the server's address", show_default=False)],
+    port: Port = 5210,
+    duration: Annotated[str, typer.Option(help="bulk: how long to send; file: time limit")] = "10s",
+    bytes_: Annotated[
+        str | None, typer.Option("--bytes", help="send a file of this size instead of bulk")
+    ] = None,
+    message_size: Annotated[str, typer.Option(help="bytes per write call")] = "128KiB",
+    write_delay: Annotated[str, typer.Option(help="pause between writes")] = "0s",
+    cc: Cc = None,
+    sndbuf: Sndbuf = None,
+    rcvbuf: Rcvbuf = None,
+    mss: Mss = None,
+    nodelay: Nodelay = False,
+    interval: Annotated[str, typer.Option(help="period of the per-interval goodput")] = "1s",
+    trace_interval: Annotated[str, typer.Option(help="period of TCP_INFO samples")] = "100ms",
+    json_output: Annotated[bool, typer.Option("--json", help="print the JSON result")] = False,
+) -> None:
+    """Send a bulk stream or a file to a `tcplab measure server` and report what arrived."""
+    from tcplab.measure import client
+
+    try:
+        file_bytes = _size(bytes_, "--bytes")
+        result = client.run(
+            host,
+            port,
+            _options(cc, sndbuf, rcvbuf, mss, nodelay),
+            kind="bulk" if file_bytes is None else "file",
+            duration_ns=_duration(duration, "--duration"),
+            file_bytes=file_bytes,
+            message_size=int(_size(message_size, "--message-size") or 0),
+            write_delay_ns=units.parse_duration(write_delay),
+            interval_ns=_duration(interval, "--interval"),
+            trace_interval_ns=_duration(trace_interval, "--trace-interval"),
+        )
+    except (TcplabError, ValueError, OSError, ConnectionError) as error:
+        raise _fail(error) from None
+    if json_output:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    _print_measurement(result)
+
+
+def _print_measurement(result: Mapping[str, Any]) -> None:
+    end = result["end"]
+    table = Table(title="goodput per interval (bytes read by the receiver)", box=box.SIMPLE)
+    for column in ("start (s)", "end (s)", "bytes", "rate"):
+        table.add_column(column, justify="right")
+    for interval in result["intervals"]:
+        s = interval["sum"]
+        table.add_row(
+            f"{s['start']:.2f}",
+            f"{s['end']:.2f}",
+            f"{s['bytes']:,}",
+            display.rate(s["bits_per_second"]),
+        )
+    console.print(table)
+    received, sent = end["sum_received"], end["sum_sent"]
+    limited = ", ".join(f"{k} {100 * v:.1f} %" for k, v in end["limited_by"].items())
+    cpu = end["cpu_utilization_percent"]
+    console.print(
+        f"received {received['bytes']:,} B in {received['seconds']:.3f} s = "
+        f"{display.rate(received['bits_per_second'])}; written {sent['bytes']:,} B, "
+        f"{sent['retransmits']} retransmitted segments; cc {end['sender_tcp_congestion']}"
+    )
+    console.print(f"limited by: {limited}")
+    console.print(
+        f"CPU: sender {cpu['host_total']:.1f} %, receiver {cpu['remote_total'] or 0:.1f} %"
+    )
+
+
+@emu_app.command("cleanup")
+def emu_cleanup(
+    all_: Annotated[
+        bool,
+        typer.Option("--all", help="also remove the namespaces of tcplab runs still going"),
+    ] = False,
+) -> None:
+    """Remove what a crashed emu run left: its network namespaces, the TUN devices in them
+    and the processes running there."""
+    from tcplab.emu import cleanup, leftovers, require_root
+
+    try:
+        require_root()
+    except TcplabError as error:
+        raise _fail(error) from None
+    removed = cleanup(include_live=all_)
+    for name in removed:
+        console.print(f"removed {name}")
+    kept = leftovers()
+    if kept:
+        console.print(
+            f"kept {len(kept)} namespace(s) of running tcplab processes: {', '.join(kept)}"
+        )
+    if not removed and not kept:
+        console.print("nothing to clean up")
+
+
+# Differences beyond this share are explained under the comparison table.
+AGREEMENT = 0.10
+
+
+def compare_command(
+    file: Annotated[Path, typer.Argument(help="scenario file (TOML)", show_default=False)],
+    backends: Annotated[
+        str, typer.Option(help="comma-separated backends, e.g. sim,emu")
+    ] = "sim,emu",
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print {backend: result} as one JSON object")
+    ] = False,
+) -> None:
+    """Run one scenario on several backends and print the results side by side."""
+    names = [name.strip() for name in backends.split(",") if name.strip()]
+    try:
+        if len(names) < 2:
+            raise TcplabError("--backends: name at least two backends, e.g. sim,emu")
+        results = {name: api.run(file, backend=name) for name in names}
+    except TcplabError as error:
+        raise _fail(error) from None
+    if json_output:
+        data = {name: result.to_dict() for name, result in results.items()}
+        sys.stdout.write(json.dumps(data, sort_keys=True, allow_nan=False) + "\n")
+        return
+    summaries = {name: result.summary for name, result in results.items()}
+    console.print(comparison_table(summaries))
+    console.print(series_table({name: r.to_pandas() for name, r in results.items()}))
+    for note in explain(summaries):
+        console.print(f"- {note}")
+
+
+def comparison_table(summaries: Mapping[str, Mapping[str, Any]]) -> Table:
+    names = list(summaries)
+    table = Table(title=f"{' vs '.join(names)}")
+    table.add_column("")
+    for name in names:
+        table.add_column(name, justify="right")
+    table.add_column(f"{names[1]} / {names[0]}", justify="right")
+    for label, key, formatter in display.SUMMARY_ROWS:
+        cells = [display.cell(summaries[name], key, formatter) for name in names]
+        if all(text == display.MISSING for text in cells):
+            continue
+        first, second = (display.lookup(summaries[n], key)[0] for n in names[:2])
+        ratio = (
+            f"{second / first:.3f}"
+            if isinstance(first, (int, float))
+            and isinstance(second, (int, float))
+            and not isinstance(first, bool)
+            and first
+            else ""
+        )
+        table.add_row(label, *cells, ratio)
+    return table
+
+
+def series_table(frames: Mapping[str, Any]) -> Table:
+    names = list(frames)
+    table = Table(title="goodput per interval", box=box.SIMPLE)
+    table.add_column("t (s)", justify="right")
+    peak = max(float(frame["goodput_bps"].max()) for frame in frames.values())
+    factor, unit = display.rate_unit(peak)
+    for name in names:
+        table.add_column(f"{name} ({unit})", justify="right")
+    columns = {
+        name: list(zip(f["t_s"], f["goodput_bps"], strict=True)) for name, f in frames.items()
+    }
+    for row in range(max(len(c) for c in columns.values())):
+        cells = []
+        t_s = None
+        for name in names:
+            if row < len(columns[name]):
+                t_s, goodput = columns[name][row]
+                cells.append(f"{goodput / factor:.4g}")
+            else:
+                cells.append("")
+        table.add_row(f"{t_s:g}" if t_s is not None else "", *cells)
+    return table
+
+
+def _number(summary: Mapping[str, Any], key: str) -> float | None:
+    value = display.lookup(summary, key)[0]
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def explain(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Notes that account for a goodput difference beyond AGREEMENT, from the results'
+    own numbers (and, where the difference is a known modelling choice, its source)."""
+    names = list(summaries)
+    a, b = names[0], names[1]
+    sa, sb = summaries[a], summaries[b]
+    ga, gb = _number(sa, "goodput_bps"), _number(sb, "goodput_bps")
+    if ga is None or gb is None or ga == 0:
+        return []
+    notes = []
+    gap = gb / ga - 1
+    if abs(gap) <= AGREEMENT:
+        return [f"goodput agrees within {100 * AGREEMENT:.0f} % ({100 * gap:+.1f} %)"]
+    notes.append(f"goodput differs by {100 * gap:+.1f} % ({b} vs {a}); what differs:")
+    for key, what in (("retransmits", "retransmitted segments"), ("timeouts", "timeouts")):
+        va, vb = _number(sa, key), _number(sb, key)
+        if va is not None and vb is not None and va != vb:
+            notes.append(f"{what}: {a} {va:g}, {b} {vb:g}")
+    shares = {}
+    for name, summary in ((a, sa), (b, sb)):
+        limited = summary.get("limited_by") or {}
+        if limited:
+            shares[name] = max(limited, key=lambda k: limited[k] or 0)
+    if len(shares) == 2 and shares[a] != shares[b]:
+        notes.append(f"the main limit differs: {a} {shares[a]}, {b} {shares[b]}")
+    for name, summary in ((a, sa), (b, sb)):
+        emu = summary.get("emu")
+        if isinstance(emu, Mapping):
+            timing = emu.get("timing_error_us", {})
+            notes.append(
+                f"{name}: Linux {emu.get('sender_cc')} on kernel {emu.get('kernel')}; the "
+                f"emulator delivered packets {timing.get('p99_us', math.nan):.0f} µs late at "
+                f"p99 (max {timing.get('max_us', math.nan):.0f} µs). Linux differs from the "
+                "simulator by design in: CUBIC's HyStart (tcp_cubic.c, hystart=1; the "
+                "simulator's CUBIC has none), the receiver's gradual window growth "
+                "(rcv_ssthresh, tcp_grow_window), quick ACKs at connection start, "
+                "and RTO >= SRTT + rto_min (docs/emu.md)"
+            )
+    return notes
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the main `tcplab` command."""
+    app.add_typer(measure_app, name="measure")
+    app.add_typer(emu_app, name="emu")
+    app.command("compare")(compare_command)
