@@ -11,13 +11,16 @@ How each plan field becomes a Linux setting, and what is refused, is in docs/emu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import platform
 import select
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +219,24 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     return dict(json.loads(out))
 
 
+@contextlib.contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """Turn SIGTERM into SystemExit while namespaces exist, so that `kill` cleans up as
+    Ctrl-C does. Only the main thread may set signal handlers; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(plan: Mapping[str, Any]) -> dict[str, Any]:
     """Run `plan` on the real kernel over the emulated path; result in the sim's schema."""
     _validate(plan)
@@ -231,7 +252,7 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
         "packet_log": plan.get("emu", {}).get("packet_log"),
     }
     hosts = (host_setup(sender, receiver), host_setup(receiver, sender))
-    with EmuNetwork(config, hosts, mtu) as net:
+    with _sigterm_exits(), EmuNetwork(config, hosts, mtu) as net:
         measured = _measure(net, plan)
     assert net.report is not None
     return to_result(plan, measured, net.report)

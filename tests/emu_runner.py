@@ -1,0 +1,30 @@
+"""A runner for the leak test: one short emu run of a 10 Mb/s, 5 ms path, then "done".
+
+python emu_runner.py DURATION_S
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from conftest import make_plan  # noqa: E402
+
+from tcplab.backends import emu  # noqa: E402
+
+direction = {
+    "rate_bps": 10_000_000,
+    "delay_ns": 5_000_000,
+    "queue": {"packets": 100},
+    "error": {"kind": "none"},
+    "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
+}
+plan = make_plan(
+    duration_ns=int(float(sys.argv[1]) * 1e9),
+    links=[{"forward": direction, "reverse": direction}],
+    tcp__delack_timeout_ns=200_000_000,
+)
+emu.run(plan)
+print("done", flush=True)
