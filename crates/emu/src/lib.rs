@@ -91,6 +91,8 @@ pub struct EmuReport {
     /// Delivery time actually achieved minus the scheduled one, per packet written.
     pub timing_error: TimingReport,
     pub packet_buffers: usize,
+    /// CPU time of the emulator thread over the run (CLOCK_THREAD_CPUTIME_ID), seconds.
+    pub cpu_s: f64,
     pub realtime: bool,
     pub stopped_by: &'static str,
     pub log_records: usize,
@@ -190,6 +192,7 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
     }
     .run(&mut log)
     .map_err(os("emulator loop"))?;
+    let cpu_s = sys::thread_cpu_ns() as f64 / 1e9;
 
     if let (Some(log), Some(c)) = (&log, &config.packet_log) {
         log.write_csv(&c.csv, outcome.start_ns)
@@ -243,6 +246,7 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
         directions: outcome.directions,
         timing_error: outcome.timing,
         packet_buffers: outcome.buffers,
+        cpu_s,
         realtime,
         stopped_by: outcome.stopped_by,
         log_records: log.as_ref().map_or(0, |l| l.len()),

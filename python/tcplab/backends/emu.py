@@ -316,6 +316,9 @@ def to_result(
             "cpu_percent_sender": end["cpu_utilization_percent"]["host_total"],
             "cpu_percent_receiver": end["cpu_utilization_percent"]["remote_total"],
             "timing_error_us": emulator["timing_error"],
+            "emulator_cpu_s": emulator["cpu_s"],
+            "emulator_wall_s": (emulator["end_monotonic_ns"] - emulator["start_monotonic_ns"])
+            / NS_PER_S,
             "tun_write_errors": sum(d["write_errors"] for d in emulator["directions"]),
             "realtime_thread": emulator["realtime"],
             "interval_origin": start["origin"],
