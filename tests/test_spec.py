@@ -79,7 +79,7 @@ def test_an_unknown_profile_names_the_field_and_the_choices() -> None:
     ("data", "expected"),
     [
         ({"links": [{**LINK, "foo": 1}]}, "links.0.foo: unknown field"),
-        ({"links": [LINK], "sweep": {}}, "sweep: unknown field"),
+        ({"links": [LINK], "sweep": {}}, "sweep: no field paths to sweep"),
         ({"links": [LINK], "hosts": [{"name": "a", "cpu": "p133"}, {"name": "b"}]}, "hosts.0.cpu"),
         ({"links": [{**LINK, "rate": "2 Mbps/s"}]}, "links.0.rate: "),
         ({"links": [{**LINK, "delay": "-5ms"}]}, "links.0.delay: "),

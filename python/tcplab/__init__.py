@@ -3,12 +3,17 @@
 import tcplab
 result = tcplab.run("examples/geo-netperf.toml")
 print(result.summary["goodput_bps"])
+
+store = tcplab.sweep("examples/geo-sweep.toml")     # every point, into results/geo-sweep
+print(store.aggregate())
 """
 
 from tcplab.api import run
 from tcplab.errors import BackendError, SpecError, TcplabError
 from tcplab.result import RunResult
 from tcplab.spec import Spec, load_spec
+from tcplab.store import Store, open_results
+from tcplab.sweeps import sweep
 from tcplab.version import __version__
 
 __all__ = [
@@ -16,8 +21,11 @@ __all__ = [
     "RunResult",
     "Spec",
     "SpecError",
+    "Store",
     "TcplabError",
     "__version__",
     "load_spec",
+    "open_results",
     "run",
+    "sweep",
 ]

@@ -2,4 +2,7 @@
 
 from tcplab.cli import main
 
-main()
+# Guarded: the sweep's worker processes import the main module again, and must not start
+# another tcplab there.
+if __name__ == "__main__":
+    main()

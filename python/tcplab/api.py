@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.backends import get_backend
-from tcplab.errors import BackendError
+from tcplab.errors import BackendError, TcplabError
 from tcplab.plan import derive_seed, resolve
 from tcplab.result import RunResult
 from tcplab.spec import Spec, canonical_dict, load_spec, spec_hash, validate_spec
@@ -44,6 +44,11 @@ def run(scenario: Scenario, backend: str | None = None, seed: int | None = None)
     summary field; each repetition in `.runs`).
     """
     spec = prepare(scenario, backend, seed)
+    if spec.sweep is not None:
+        raise TcplabError(
+            "this scenario has a [sweep] table: run it with tcplab.sweep(), which runs every"
+            " point and stores the results"
+        )
     runner = get_backend(spec.backend)
     meta = {
         "name": spec.name,

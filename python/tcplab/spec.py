@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -47,6 +48,7 @@ __all__ = [
     "Queue",
     "Spec",
     "SpecError",
+    "Sweep",
     "Tcp",
     "canonical_dict",
     "json_schema",
@@ -113,12 +115,12 @@ class Tcp(_Model):
     sack: bool = Field(
         False, description="SACK option (RFC 2018) and SACK loss recovery (RFC 6675)"
     )
-    timestamps: bool = Field(
-        False, description="timestamps option (RFC 7323): RTT samples for resent data, 12 B"
-    )
     abc: bool = Field(False, description="appropriate byte counting (RFC 3465, L = 2 SMSS)")
     delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
     delack_timeout: PositiveDuration = Field(
+    timestamps: bool = Field(
+        False, description="timestamps option (RFC 7323): RTT samples for resent data, 12 B"
+    )
         "200ms", validate_default=True, description="delayed-ACK timer"
     )
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896)")
@@ -231,6 +233,51 @@ class App(_Model):
         return size
 
 
+def _at_least_one_value(values: list[Any]) -> list[Any]:
+    if not values:
+        raise ValueError("an empty list; give at least one value")
+    return values
+
+
+SweepValues = Annotated[
+    list[Any],
+    AfterValidator(_at_least_one_value),
+    WithJsonSchema({"type": "array", "minItems": 1}),
+]
+
+
+class Sweep(_Model):
+    """Field paths (e.g. "hosts.0.tcp.sndbuf") mapped to the lists of values they take."""
+
+    # The paths are the table's own keys, as people write them, so they are pydantic extras.
+    # Whether a path and its values fit the scenario is checked when the sweep is expanded
+    # (tcplab.sweeps.expand), since that needs the rest of the scenario.
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, SweepValues] = Field(init=False)
+
+    mode: Literal["grid", "zip"] = Field(
+        "grid", description="grid: every combination of the lists; zip: the i-th values together"
+    )
+
+    @property
+    def parameters(self) -> dict[str, list[Any]]:
+        """The swept paths and their values, in the order they were written."""
+        return dict(self.__pydantic_extra__ or {})
+
+    @model_validator(mode="after")
+    def _lists_fit_the_mode(self) -> Sweep:
+        parameters = self.parameters
+        if not parameters:
+            raise ValueError('no field paths to sweep; add e.g. "links.0.delay" = ["10ms", "20ms"]')
+        lengths = {len(values) for values in parameters.values()}
+        if self.mode == "zip" and len(lengths) > 1:
+            counts = ", ".join(f'"{path}" has {len(values)}' for path, values in parameters.items())
+            raise ValueError(
+                f'mode = "zip" pairs the i-th values, so the lists need equal lengths: {counts}'
+            )
+        return self
+
+
 def _default_hosts() -> list[Host]:
     return [Host(name="client"), Host(name="server")]
 
@@ -256,6 +303,7 @@ class Spec(_Model):
         default_factory=list, validate_default=True, description="the path, sender to receiver"
     )
     app: App = Field(default_factory=App)
+    sweep: Sweep | None = Field(None, description="run the scenario over a grid of field values")
 
     @field_validator("hosts")
     @classmethod
@@ -299,10 +347,26 @@ def _message(error: ErrorDetails) -> str:
     return f"{error['msg']}; given: {given}"
 
 
-def _problems(error: ValidationError) -> Iterator[str]:
+def _location(parts: tuple[str | int, ...]) -> str:
+    # A sweep path is one key with dots in it: quote it, so that `sweep."links.0.delay"`
+    # does not read as four nested fields.
+    return ".".join(f'"{part}"' if "." in str(part) else str(part) for part in parts)
+
+
+def located_problems(error: ValidationError) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each problem of a validation error as (location, message), the location as a tuple."""
     for detail in error.errors(include_url=False):
-        location = ".".join(str(part) for part in detail["loc"])
-        yield f"{location}: {_message(detail)}" if location else _message(detail)
+        yield tuple(detail["loc"]), _message(detail)
+
+
+def format_problem(location: tuple[str | int, ...], message: str) -> str:
+    """`field.path: message`, or the message alone for a problem of the whole scenario."""
+    return f"{_location(location)}: {message}" if location else message
+
+
+def _problems(error: ValidationError) -> Iterator[str]:
+    for location, message in located_problems(error):
+        yield format_problem(location, message)
 
 
 def validate_spec(data: Mapping[str, Any], source: str | PathLike[str] | None = None) -> Spec:
