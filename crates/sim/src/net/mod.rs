@@ -5,10 +5,12 @@ mod channel;
 mod error_model;
 mod framing;
 mod packet;
+mod pcap;
 mod queue;
 
 pub use channel::{Channel, ChannelStats, Departure};
 pub use error_model::ErrorProcess;
 pub use framing::Framing;
 pub use packet::Packet;
+pub use pcap::{Datagram, Endpoint, PcapFile, INITIAL_TTL};
 pub use queue::DropTail;
