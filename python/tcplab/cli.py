@@ -1,7 +1,8 @@
 """The `tcplab` command.
 
-Exit codes: 0 success; 2 a problem with what was asked (bad scenario, missing file, unknown
-backend, bad option), reported as one `error: ...` line on stderr, never a traceback.
+Exit codes: 0 success; 1 a sweep finished but some of its runs failed; 2 a problem with what
+was asked (bad scenario, missing file, unknown backend, bad option), reported as one
+`error: ...` line on stderr, never a traceback; 130 a sweep interrupted (SIGINT).
 """
 
 from __future__ import annotations
@@ -19,13 +20,25 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tcplab import api, display
+from tcplab import api, display, sweeps
 from tcplab.errors import TcplabError
 from tcplab.report import write_report
 from tcplab.result import RunResult
 from tcplab.spec import Spec, json_schema
+from tcplab.store import MANIFEST_FILE, Store
+from tcplab.sweep_output import (
+    SweepProgress,
+    plain,
+    points_json,
+    points_table,
+    records_table,
+    store_summary,
+    stores_table,
+)
 
+RUNS_FAILED = 1
 USER_ERROR = 2
+INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 REPORT_FILE = "report.html"
 # Rows of the per-interval table before it wraps into another column group, and at most
 # this many groups side by side, so a 100-interval run still fits a terminal.
@@ -38,6 +51,10 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="A laboratory for TCP performance on hard paths.",
 )
+results_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="List and query results directories."
+)
+app.add_typer(results_app, name="results")
 # Markup off: field paths such as hosts[0] and user text must print as written.
 console = Console(markup=False, highlight=False)
 
@@ -57,9 +74,21 @@ def run_command(
     ] = None,
     no_save: Annotated[bool, typer.Option("--no-save", help="save nothing")] = False,
 ) -> None:
-    """Run a scenario and print its result; save result.json and report.html."""
+    """Run a scenario and print its result; save result.json and report.html.
+
+    A scenario with a [sweep] table runs as `tcplab sweep FILE` does.
+    """
     try:
         spec = api.prepare(file, backend=backend, seed=seed)
+        if spec.sweep is not None and no_save:
+            raise TcplabError("a sweep stores each run in its results directory; drop --no-save")
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    if spec.sweep is not None:
+        _sweep(file, out=out, json_output=json_output, backend=backend, seed=seed)
+        return
+    try:
         result = api.run(spec)
         bounds = None if json_output else _model_summary(spec)
         saved = None if no_save else _save(result, out or Path("results") / spec.name)
@@ -74,10 +103,185 @@ def run_command(
         console.print(f"saved {saved} and {saved.parent / REPORT_FILE}")
 
 
+@app.command("sweep")
+def sweep_command(
+    file: Annotated[Path, typer.Argument(help="scenario file (TOML)", show_default=False)],
+    jobs: Annotated[
+        int | None,
+        typer.Option("-j", "--jobs", min=1, help="local processes [default: one per CPU]"),
+    ] = None,
+    executor: Annotated[str, typer.Option(help="local or dask")] = "local",
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="run again the runs already stored")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option(help="results directory [default: results/<name>]")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print the points as one JSON object instead")
+    ] = False,
+    backend: Annotated[
+        str | None, typer.Option(help="sim, model or emu; overrides the scenario's backend")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="overrides the scenario's seed")] = None,
+) -> None:
+    """Run every point of a scenario's [sweep], `repetitions` times each, into a results store.
+
+    Runs already stored are not run again, so an interrupted sweep resumes where it stopped.
+    """
+    _sweep(
+        file,
+        out=out,
+        json_output=json_output,
+        backend=backend,
+        seed=seed,
+        jobs=jobs,
+        executor=executor,
+        scheduler=scheduler,
+        force=force,
+    )
+
+
+@results_app.command("list")
+def results_list_command(
+    directory: Annotated[
+        Path, typer.Argument(help="a results directory, or a folder of them")
+    ] = Path("results"),
+    json_output: Annotated[bool, typer.Option("--json", help="print JSON instead")] = False,
+) -> None:
+    """The points and runs of a results directory, or the results directories in a folder."""
+    try:
+        if (directory / MANIFEST_FILE).is_file():
+            store = Store(directory)
+            if json_output:
+                _print_json({**store_summary(store), "points": points_json(store)})
+            else:
+                _print_table(points_table(store, _title(store)))
+            return
+        found = sorted(path.parent for path in directory.glob(f"*/{MANIFEST_FILE}"))
+        if not found:
+            raise TcplabError(f"no results directories in {directory} (none has {MANIFEST_FILE})")
+        if json_output:
+            _print_json([store_summary(Store(path)) for path in found])
+        else:
+            _print_table(stores_table(found))
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+
+
+@results_app.command("query")
+def results_query_command(
+    sql: Annotated[str, typer.Argument(help="SQL over summary, flows, links, series, trace")],
+    directory: Annotated[Path, typer.Option("--dir", help="the results directory")] = Path("."),
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print the rows as a JSON list of objects")
+    ] = False,
+) -> None:
+    """Answer an SQL query (DuckDB) over the runs of a results directory."""
+    try:
+        if not (directory / MANIFEST_FILE).is_file():
+            raise TcplabError(
+                f"{directory} is not a results directory (no {MANIFEST_FILE}); name one with"
+                " --dir, e.g. --dir results/<name>"
+            )
+        columns, rows = Store(directory).records(sql)
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    if json_output:
+        _print_json([dict(zip(columns, row, strict=True)) for row in rows])
+    else:
+        _print_table(records_table(columns, rows))
+
+
 @app.command("schema")
 def schema_command() -> None:
     """Print the JSON Schema of scenario files (for editors and validators)."""
     sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+
+
+def _sweep(
+    file: Path,
+    *,
+    out: Path | None,
+    json_output: bool,
+    backend: str | None,
+    seed: int | None,
+    jobs: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    force: bool = False,
+) -> None:
+    try:
+        plan = sweeps.plan_sweep(file, out=out, force=force, backend=backend, seed=seed)
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    store = plan.store
+    total = len(plan.runs)
+    show_progress = not json_output and console.is_terminal
+    try:
+        with SweepProgress(console, total, total - len(plan.pending), show_progress) as progress:
+            sweeps.run_sweep(plan, executor, jobs, scheduler, on_run=progress)
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    except KeyboardInterrupt:
+        stored = len(store.run_ids() & {run.run_id for run in plan.runs})
+        typer.echo(
+            f"interrupted: {stored} of {total} runs are stored in {store.directory}; run the"
+            " same command again to resume",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+    stored_ids = store.run_ids()
+    failed = [run for run in plan.runs if run.run_id not in stored_ids]
+    if json_output:
+        counts = {"total": total, "ran": len(plan.pending), "failed": len(failed)}
+        _print_json(
+            {"directory": str(store.directory), "runs": counts, "points": points_json(store)}
+        )
+    else:
+        _print_table(points_table(store, _title(store)))
+        console.print(
+            f"{total - len(failed)} of {total} runs stored in {store.directory};"
+            f" {len(plan.pending)} ran now"
+        )
+    if failed:
+        errors = store.failures().set_index("run_id")["error"]
+        typer.echo(
+            f"error: {len(failed)} of {total} runs failed, e.g. {failed[0].run_id}:"
+            f" {errors.get(failed[0].run_id)}; the errors are in {store.directory}/failures/,"
+            " and running the sweep again retries them",
+            err=True,
+        )
+        raise typer.Exit(RUNS_FAILED)
+
+
+def _title(store: Store) -> str:
+    manifest = store.manifest()
+    title = f"{manifest['name']} ({manifest['backend']}"
+    repetitions = manifest["repetitions"]
+    return title + (f", mean ± 95 % CI of {repetitions} repetitions)" if repetitions > 1 else ")")
+
+
+def _print_table(table: Table) -> None:
+    # A terminal wraps long lines itself; into a file or a pipe, print the table as wide as it
+    # needs rather than squeeze a point's values into the 80 columns rich assumes there.
+    if console.is_terminal:
+        console.print(table)
+        return
+    width = console.measure(table, options=console.options.update_width(10_000)).maximum
+    Console(markup=False, highlight=False, width=max(width, console.width)).print(table)
+
+
+def _print_json(value: Any) -> None:
+    # allow_nan=False: NaN is not JSON; plain() has already turned it into null.
+    sys.stdout.write(json.dumps(plain(value), allow_nan=False) + "\n")
 
 
 def _save(result: RunResult, directory: Path) -> Path:
