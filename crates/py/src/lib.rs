@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
 
 /// Runs a plan (JSON text) and returns the result (JSON text). An invalid plan raises
 /// ValueError naming the field; an internal fault raises RuntimeError instead of
@@ -16,6 +17,32 @@ fn run(py: Python<'_>, plan_json: &str) -> PyResult<String> {
         py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tcplab_sim::run_json(plan_json))));
     match outcome {
         Ok(Ok(result)) => Ok(result),
+        Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
+        Err(panic) => Err(PyRuntimeError::new_err(format!(
+            "tcplab simulator fault (please report): {}",
+            panic_message(&*panic)
+        ))),
+    }
+}
+
+/// Runs a plan (JSON text) that may ask for packet captures; returns the result (JSON
+/// text) and a dict from each capture's name (`links.0`, `links.0.forward`) to its pcap
+/// file's bytes. Errors as `run`.
+#[pyfunction]
+fn run_capturing<'py>(py: Python<'py>, plan_json: &str) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let outcome = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            tcplab_sim::run_json_capturing(plan_json)
+        }))
+    });
+    match outcome {
+        Ok(Ok((result, captures))) => {
+            let files = PyDict::new(py);
+            for capture in captures {
+                files.set_item(capture.name, PyBytes::new(py, &capture.pcap))?;
+            }
+            Ok((result, files))
+        }
         Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
         Err(panic) => Err(PyRuntimeError::new_err(format!(
             "tcplab simulator fault (please report): {}",
@@ -54,6 +81,7 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_capturing, m)?)?;
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     Ok(())
 }

@@ -17,15 +17,32 @@ pub mod tcp;
 
 pub use error::PlanError;
 pub use plan::Plan;
-pub use result::RunResult;
+pub use result::{Capture, RunResult};
 
 /// Runs a validated plan to completion.
 pub fn run(plan: Plan) -> RunResult {
     sim::Simulation::new(plan).run()
 }
 
-/// Parses, validates and runs a plan given as JSON; returns the result as JSON.
+/// Parses, validates and runs a plan given as JSON; returns the result as JSON. A plan
+/// that asks for packet captures is refused rather than run without them: use
+/// [`run_json_capturing`].
 pub fn run_json(plan_json: &str) -> Result<String, PlanError> {
     let plan = Plan::from_json(plan_json)?;
+    if plan.trace.as_ref().is_some_and(|t| !t.pcap.is_empty()) {
+        return Err(PlanError::field(
+            "trace.pcap",
+            "run_json returns no packet captures; use run_json_capturing",
+        ));
+    }
     Ok(serde_json::to_string(&run(plan))?)
+}
+
+/// Parses, validates and runs a plan given as JSON; returns the result as JSON and the
+/// packet captures the plan asked for, as pcap file bytes.
+pub fn run_json_capturing(plan_json: &str) -> Result<(String, Vec<Capture>), PlanError> {
+    let plan = Plan::from_json(plan_json)?;
+    let mut result = run(plan);
+    let captures = std::mem::take(&mut result.captures);
+    Ok((serde_json::to_string(&result)?, captures))
 }

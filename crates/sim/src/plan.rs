@@ -17,6 +17,8 @@ pub struct Plan {
     pub hosts: Vec<HostPlan>,
     pub links: Vec<LinkPlan>,
     pub app: AppPlan,
+    /// Packet captures; a plan without it captures nothing.
+    pub trace: Option<TracePlan>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -108,6 +110,86 @@ pub struct AppPlan {
     pub kind: AppKind,
     pub message_size: u64,
     pub bytes: Option<u64>,
+}
+
+/// Packet captures of link directions (docs/pcap.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracePlan {
+    pub pcap: Vec<PcapPlan>,
+    /// Bytes of each packet kept in a capture, as `tcpdump -s`.
+    pub snaplen: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapPlan {
+    pub link: usize,
+    pub direction: CaptureDirection,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureDirection {
+    Both,
+    Forward,
+    Reverse,
+}
+
+/// tcpdump's largest snapshot length (MAXIMUM_SNAPLEN); Wireshark reads no larger records.
+pub const MAX_SNAPLEN: u32 = 262_144;
+
+impl PcapPlan {
+    /// The capture's name, spelled as in a scenario: `links.0`, `links.0.forward`.
+    pub fn name(&self) -> String {
+        match self.direction {
+            CaptureDirection::Both => format!("links.{}", self.link),
+            CaptureDirection::Forward => format!("links.{}.forward", self.link),
+            CaptureDirection::Reverse => format!("links.{}.reverse", self.link),
+        }
+    }
+
+    pub fn covers(&self, link: usize, forward: bool) -> bool {
+        link == self.link
+            && match self.direction {
+                CaptureDirection::Both => true,
+                CaptureDirection::Forward => forward,
+                CaptureDirection::Reverse => !forward,
+            }
+    }
+}
+
+impl TracePlan {
+    fn validate(&self, links: usize, duration_ns: u64) -> Result<(), PlanError> {
+        if !(1..=MAX_SNAPLEN).contains(&self.snaplen) {
+            return Err(PlanError::field(
+                "trace.snaplen",
+                format!("must be within 1..={MAX_SNAPLEN} bytes"),
+            ));
+        }
+        for (i, p) in self.pcap.iter().enumerate() {
+            if p.link >= links {
+                return Err(PlanError::field(
+                    format!("trace.pcap.{i}.link"),
+                    format!("there is no link {}; the path has {links}", p.link),
+                ));
+            }
+            if self.pcap[..i].contains(p) {
+                return Err(PlanError::field(
+                    format!("trace.pcap.{i}"),
+                    format!("{} is captured twice", p.name()),
+                ));
+            }
+        }
+        // pcap records count seconds in 32 bits.
+        if !self.pcap.is_empty() && duration_ns / crate::engine::NS_PER_S > u64::from(u32::MAX) {
+            return Err(PlanError::field(
+                "trace.pcap",
+                "pcap timestamps end after 2^32 s (136 years); shorten duration_ns to capture",
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn probability(field: &str, p: f64) -> Result<(), PlanError> {
@@ -210,6 +292,9 @@ impl Plan {
                 positive(&format!("{at}.queue"), limit)?;
                 ch.error.validate(&format!("{at}.error"))?;
             }
+        }
+        if let Some(trace) = &self.trace {
+            trace.validate(self.links.len(), self.duration_ns)?;
         }
         positive("app.message_size", self.app.message_size)?;
         match (self.app.kind, self.app.bytes) {

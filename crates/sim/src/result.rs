@@ -11,6 +11,16 @@ pub struct RunResult {
     pub links: Vec<LinkResult>,
     pub series: SeriesOut,
     pub trace: Trace,
+    /// The packet captures the plan asked for; not part of the JSON.
+    #[serde(skip)]
+    pub captures: Vec<Capture>,
+}
+
+/// One packet capture: its name (`links.0`, `links.0.forward`) and its pcap file's bytes.
+#[derive(Debug)]
+pub struct Capture {
+    pub name: String,
+    pub pcap: Vec<u8>,
 }
 
 #[derive(Debug, Serialize)]

@@ -5,7 +5,7 @@
 use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
 use crate::host::Writer;
 use crate::metrics::{IntervalSeries, LimitClock, Trace};
-use crate::net::{Channel, Packet};
+use crate::net::{Channel, Packet, Taps};
 use crate::plan::Plan;
 use crate::result::{FlowResult, LinkResult, RunResult, Summary};
 use crate::tcp::{Receiver, ReceiverConfig, Segment, Sender, SenderConfig};
@@ -64,6 +64,7 @@ pub struct Simulation {
     series: IntervalSeries,
     trace: Trace,
     limits: LimitClock,
+    taps: Taps,
 }
 
 impl Simulation {
@@ -120,6 +121,7 @@ impl Simulation {
             series: IntervalSeries::new(plan.interval_ns),
             trace: Trace::default(),
             limits: LimitClock::default(),
+            taps: Taps::new(plan.trace.as_ref(), plan.seed, &[(0, plan.hosts.len() - 1)]),
             plan,
         }
     }
@@ -156,6 +158,7 @@ impl Simulation {
                     self.events.schedule(at, Event::Arrive(packet));
                 }
                 if let Some(at) = departure.next_done {
+                    self.tap(ch);
                     self.events.schedule(at, Event::TxDone(ch));
                 }
             }
@@ -201,7 +204,18 @@ impl Simulation {
     fn offer(&mut self, packet: Packet) {
         let ch = self.routes[packet.route][packet.hop];
         if let Some(done) = self.channels[ch].offer(self.now, packet) {
+            self.tap(ch);
             self.events.schedule(done, Event::TxDone(ch));
+        }
+    }
+
+    /// A frame has just started onto the wire of channel `ch`: show it to the captures.
+    fn tap(&mut self, ch: usize) {
+        if let Some(packet) = self.channels[ch].in_service() {
+            let (link, forward) = (ch / 2, ch.is_multiple_of(2));
+            let from_sender = packet.route == DATA_ROUTE;
+            self.taps
+                .on_wire(self.now, link, forward, packet, from_sender);
         }
     }
 
@@ -316,6 +330,7 @@ impl Simulation {
             links,
             series: self.series.finish(stop),
             trace: self.trace,
+            captures: self.taps.finish(),
         }
     }
 }

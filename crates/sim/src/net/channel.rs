@@ -87,6 +87,11 @@ impl Channel {
         Departure { arrival, next_done }
     }
 
+    /// The frame being serialized, if any.
+    pub fn in_service(&self) -> Option<&Packet> {
+        self.in_service.as_ref()
+    }
+
     pub fn queue_bytes(&self) -> u64 {
         self.queue.bytes()
     }

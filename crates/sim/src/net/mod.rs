@@ -1,6 +1,7 @@
 //! Links and what happens to packets on them: framing, drop-tail queues, serialization,
-//! propagation and error models.
+//! propagation, error models, and packet captures of what goes onto the wire.
 
+mod capture;
 mod channel;
 mod error_model;
 mod framing;
@@ -8,6 +9,7 @@ mod packet;
 mod pcap;
 mod queue;
 
+pub use capture::Taps;
 pub use channel::{Channel, ChannelStats, Departure};
 pub use error_model::ErrorProcess;
 pub use framing::Framing;
