@@ -115,12 +115,12 @@ class Tcp(_Model):
     sack: bool = Field(
         False, description="SACK option (RFC 2018) and SACK loss recovery (RFC 6675)"
     )
-    abc: bool = Field(False, description="appropriate byte counting (RFC 3465, L = 2 SMSS)")
-    delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
-    delack_timeout: PositiveDuration = Field(
     timestamps: bool = Field(
         False, description="timestamps option (RFC 7323): RTT samples for resent data, 12 B"
     )
+    abc: bool = Field(False, description="appropriate byte counting (RFC 3465, L = 2 SMSS)")
+    delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
+    delack_timeout: PositiveDuration = Field(
         "200ms", validate_default=True, description="delayed-ACK timer"
     )
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896)")
