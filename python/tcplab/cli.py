@@ -24,7 +24,7 @@ from tcplab import api, display, sweeps
 from tcplab.errors import TcplabError
 from tcplab.report import write_report
 from tcplab.result import RunResult
-from tcplab.spec import Spec, json_schema
+from tcplab.spec import Spec, canonical_dict, json_schema, validate_spec
 from tcplab.store import MANIFEST_FILE, Store
 from tcplab.sweep_output import (
     SweepProgress,
@@ -73,6 +73,13 @@ def run_command(
         Path | None, typer.Option(help="where to save result.json and report.html")
     ] = None,
     no_save: Annotated[bool, typer.Option("--no-save", help="save nothing")] = False,
+    pcap: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="capture a link direction (links.0, links.0.forward) into <out>/links.0.pcap;"
+            " repeatable; adds to the scenario's [trace] pcap"
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario and print its result; save result.json and report.html.
 
@@ -82,6 +89,10 @@ def run_command(
         spec = api.prepare(file, backend=backend, seed=seed)
         if spec.sweep is not None and no_save:
             raise TcplabError("a sweep stores each run in its results directory; drop --no-save")
+        if pcap:
+            if no_save or spec.sweep is not None:
+                raise TcplabError("--pcap saves captures beside result.json of a single run")
+            spec = _with_captures(spec, pcap)
     except TcplabError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(USER_ERROR) from None
@@ -101,6 +112,8 @@ def run_command(
     _print_result(result, bounds)
     if saved is not None:
         console.print(f"saved {saved} and {saved.parent / REPORT_FILE}")
+        for name in result.captures:
+            console.print(f"saved {saved.parent / name}.pcap")
 
 
 @app.command("sweep")
@@ -293,6 +306,14 @@ def _save(result: RunResult, directory: Path) -> Path:
     return path
 
 
+def _with_captures(spec: Spec, paths: list[str]) -> Spec:
+    """`spec` with `paths` added to its [trace] pcap list, validated like the file's own."""
+    data = canonical_dict(spec)
+    trace = data.get("trace", {})
+    data["trace"] = {**trace, "pcap": [*trace.get("pcap", []), *paths]}
+    return validate_spec(data)
+
+
 def _model_summary(spec: Spec) -> Mapping[str, Any] | str | None:
     """The model backend's summary for the same scenario, to print beside a measurement.
 
@@ -303,7 +324,9 @@ def _model_summary(spec: Spec) -> Mapping[str, Any] | str | None:
         return None
     try:
         # The model is deterministic: one run stands for every repetition.
-        return api.run(spec.model_copy(update={"backend": "model", "repetitions": 1})).summary
+        return api.run(
+            spec.model_copy(update={"backend": "model", "repetitions": 1, "trace": None})
+        ).summary
     except TcplabError as error:
         return str(error)
 

@@ -15,7 +15,7 @@ from typing import Any
 from tcplab import ber_curves
 from tcplab.errors import SpecError
 from tcplab.links import FRAMING
-from tcplab.spec import ERROR_MODEL_FIELDS, Link, Queue, Spec, Tcp
+from tcplab.spec import ERROR_MODEL_FIELDS, Link, Queue, Spec, Tcp, Trace
 
 SEED_MASK = 2**63 - 1
 
@@ -92,9 +92,19 @@ def _link(link: Link, index: int) -> dict[str, Any]:
     return {"forward": forward, "reverse": reverse}
 
 
+def _capture(path: str) -> dict[str, Any]:
+    # "links.N" captures both directions; "links.N.forward" or "links.N.reverse" one.
+    _, link, *direction = path.split(".")
+    return {"link": int(link), "direction": direction[0] if direction else "both"}
+
+
+def _trace(trace: Trace) -> dict[str, Any]:
+    return {"pcap": [_capture(path) for path in trace.pcap], "snaplen": trace.snaplen}
+
+
 def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     """The plan for one run of `spec`; `seed` replaces the spec's seed (for repetitions)."""
-    return {
+    plan = {
         "seed": spec.seed if seed is None else seed,
         "duration_ns": spec.duration,
         "interval_ns": spec.interval,
@@ -107,3 +117,7 @@ def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             "bytes": spec.app.bytes,
         },
     }
+    # Only a scenario with a [trace] table has the key, so other plans stay as they were.
+    if spec.trace is not None:
+        plan["trace"] = _trace(spec.trace)
+    return plan

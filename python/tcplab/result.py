@@ -25,6 +25,10 @@ class RunResult:
     A result of several repetitions keeps each one in `runs`; its `summary` holds the mean of
     every numeric field with `<field>_std` and `<field>_ci95` beside it, and its rows and
     series are those of all repetitions with a `repetition` column added.
+
+    `captures` maps each packet capture's name to its pcap file's bytes ("links.0"; with
+    repetitions, "links.0.rep0", "links.0.rep1", ...). They are not part of the JSON;
+    `save` writes them beside result.json as `<name>.pcap`.
     """
 
     summary: dict[str, Any]
@@ -34,6 +38,7 @@ class RunResult:
     trace: dict[str, list[Any]]
     meta: dict[str, Any]
     runs: list[RunResult] = field(default_factory=list)
+    captures: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_backend(cls, raw: Mapping[str, Any], meta: dict[str, Any]) -> RunResult:
@@ -43,7 +48,11 @@ class RunResult:
             raise BackendError(
                 f"backend {meta.get('backend')!r} returned a result without {', '.join(missing)}"
             )
-        return cls(**{part: raw[part] for part in RESULT_PARTS}, meta=meta)
+        return cls(
+            **{part: raw[part] for part in RESULT_PARTS},
+            meta=meta,
+            captures=dict(raw.get("captures", {})),
+        )
 
     @classmethod
     def combine(cls, runs: Sequence[RunResult], meta: dict[str, Any]) -> RunResult:
@@ -56,6 +65,11 @@ class RunResult:
             trace=_stack_columns([run.trace for run in runs]),
             meta=meta,
             runs=list(runs),
+            captures={
+                f"{name}.rep{repetition}": pcap
+                for repetition, run in enumerate(runs)
+                for name, pcap in run.captures.items()
+            },
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,9 +87,12 @@ class RunResult:
         return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write result.json into `directory` (created if needed); returns its path."""
+        """Write result.json, and each packet capture as `<name>.pcap`, into `directory`
+        (created if needed); returns the path of result.json."""
         path = Path(directory) / RESULT_FILE
         write_atomically(path, self.to_json() + "\n")
+        for name, pcap in self.captures.items():
+            write_atomically(path.with_name(f"{name}.pcap"), pcap)
         return path
 
     def to_pandas(self) -> pd.DataFrame:
@@ -107,15 +124,17 @@ class RunResult:
         return pd.DataFrame(self.links)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader never sees a half-written file."""
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write `data` (text as UTF-8) to `path` so that a reader never sees a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # Beside the target, so os.replace stays on one file system; not mkstemp, whose 0600
     # mode would make results unreadable to others where the umask allows it.
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with temporary.open("w", encoding="utf-8") as file:
-            file.write(text)
+        if isinstance(data, bytes):
+            temporary.write_bytes(data)
+        else:
+            temporary.write_text(data, encoding="utf-8")
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
@@ -29,7 +30,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import ErrorDetails
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from tcplab import ber_curves, profiles, units
 
@@ -50,6 +51,7 @@ __all__ = [
     "SpecError",
     "Sweep",
     "Tcp",
+    "Trace",
     "canonical_dict",
     "json_schema",
     "load_spec",
@@ -278,6 +280,36 @@ class Sweep(_Model):
         return self
 
 
+# A link direction to capture: "links.N" (both directions) or "links.N.forward|reverse".
+_LINK_PATH = re.compile(r"links\.(0|[1-9][0-9]*)(\.(forward|reverse))?")
+# tcpdump's largest snapshot length (MAXIMUM_SNAPLEN); Wireshark reads no larger records.
+MAX_SNAPLEN = 262_144
+
+
+def _link_path(path: str) -> str:
+    if not _LINK_PATH.fullmatch(path):
+        raise ValueError(
+            f"{path!r} is not a link path; write links.N for both directions of link N, or"
+            " links.N.forward or links.N.reverse for one"
+        )
+    return path
+
+
+LinkPath = Annotated[str, AfterValidator(_link_path)]
+
+
+class Trace(_Model):
+    """Packet captures of link directions, as pcap files (docs/pcap.md)."""
+
+    pcap: list[LinkPath] = Field(
+        default_factory=list,
+        description='link directions to capture: "links.N", "links.N.forward", "links.N.reverse"',
+    )
+    snaplen: int = Field(
+        128, ge=1, le=MAX_SNAPLEN, description="bytes kept of each packet (tcpdump -s)"
+    )
+
+
 def _default_hosts() -> list[Host]:
     return [Host(name="client"), Host(name="server")]
 
@@ -303,6 +335,7 @@ class Spec(_Model):
         default_factory=list, validate_default=True, description="the path, sender to receiver"
     )
     app: App = Field(default_factory=App)
+    trace: Trace | None = Field(None, description="packet captures (sim backend)")
     sweep: Sweep | None = Field(None, description="run the scenario over a grid of field values")
 
     @field_validator("hosts")
@@ -322,6 +355,46 @@ class Spec(_Model):
                 )
             first[host.name] = index
         return hosts
+
+    @field_validator("trace")
+    @classmethod
+    def _captured_links_exist(cls, trace: Trace | None, info: ValidationInfo) -> Trace | None:
+        links = info.data.get("links")
+        if trace is None or links is None:
+            return trace  # invalid links are reported on their own
+        problems = []
+        for index, path in enumerate(trace.pcap):
+            link = int(path.split(".")[1])
+            if link >= len(links):
+                problems.append(
+                    (index, path, f"there is no link {link}; the path has {len(links)}")
+                )
+            elif path in trace.pcap[:index]:
+                problems.append((index, path, f"{path} is listed twice"))
+        if problems:
+            # Raised as a ValidationError so that each problem is located on its own entry,
+            # trace.pcap.N, like a problem found by the entry's own validator.
+            raise ValidationError.from_exception_data(
+                "Trace",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError("value_error", "{error}", {"error": message}),
+                        loc=("pcap", index),
+                        input=path,
+                    )
+                    for index, path, message in problems
+                ],
+            )
+        return trace
+
+    @model_validator(mode="after")
+    def _captures_on_the_simulator_only(self) -> Spec:
+        if self.trace is not None and self.trace.pcap and self.backend != "sim":
+            raise ValueError(
+                f"trace.pcap: packet captures come from the sim backend; the {self.backend}"
+                " backend has no simulated packets to capture"
+            )
+        return self
 
     @field_validator("links")
     @classmethod

@@ -17,10 +17,14 @@ except ImportError as error:
 
 
 def run(plan: dict[str, Any]) -> dict[str, Any]:
-    """Run `plan` in the simulator; the plan and the result cross the boundary as JSON."""
+    """Run `plan` in the simulator; the plan and the result cross the boundary as JSON.
+
+    The packet captures the plan asks for come back under "captures", as a dict from each
+    capture's name ("links.0") to the bytes of its pcap file.
+    """
     try:
-        output = _sim.run(json.dumps(plan))
+        output, captures = _sim.run_capturing(json.dumps(plan))
     except ValueError as error:
         # The core names the plan field it refuses; the spec should have caught it first.
         raise BackendError(f"the simulator refused the plan: {error}") from None
-    return json.loads(output)
+    return {**json.loads(output), "captures": captures}
