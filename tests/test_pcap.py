@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import tcplab
-from tcplab import _sim
+from tcplab import _sim, sweeps
 from tcplab.errors import SpecError
 from tcplab.plan import resolve
 from tcplab.spec import validate_spec
@@ -143,6 +143,12 @@ def test_a_capture_names_an_existing_link() -> None:
 def test_captures_come_from_the_sim_backend_only() -> None:
     with pytest.raises(SpecError, match="trace.pcap: packet captures come from the sim"):
         validate_spec({**geo_with_errors(128), "backend": "model"})
+
+
+def test_a_sweep_refuses_captures(tmp_path: Path) -> None:
+    spec = {**geo_with_errors(128), "sweep": {"seed": [1, 2]}}
+    with pytest.raises(SpecError, match="trace.pcap: a sweep's results store keeps no"):
+        sweeps.plan_sweep(spec, out=tmp_path)
 
 
 def test_one_direction_and_repetitions(tmp_path: Path) -> None:

@@ -123,6 +123,14 @@ def plan_sweep(
     """Validate and expand the sweep, and find the runs its store does not hold yet."""
     spec = prepare(scenario, backend=backend, seed=seed)
     source = scenario if isinstance(scenario, (str, PathLike)) else None
+    if spec.trace is not None and spec.trace.pcap:
+        raise SpecError(
+            [
+                "trace.pcap: a sweep's results store keeps no packet captures; capture single"
+                " runs with tcplab run"
+            ],
+            source,
+        )
     points = expand(spec, source)
     every_run = runs(points)
     store = Store(Path("results") / spec.name if out is None else out)
