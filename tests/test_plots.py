@@ -81,6 +81,13 @@ def test_values_that_are_not_numbers_become_categories() -> None:
     assert axes.get_ylabel() == "goodput (Mbit/s)"
 
 
+def test_true_and_false_are_categories() -> None:
+    frame = pd.DataFrame({"hosts.client.tcp.sack": [False, True], "goodput_bps": [1e6, 2e6]})
+    (axes,) = plots.metric_vs_param(frame, "hosts.client.tcp.sack", "goodput_bps").axes
+    assert [tick.get_text() for tick in axes.get_xticklabels()] == ["no", "yes"]
+    assert axes.get_xlabel() == "sack"
+
+
 def test_bar_chart_groups_series_side_by_side() -> None:
     frame = pd.DataFrame(
         {
@@ -119,9 +126,13 @@ def test_per_interval_bytes_and_trace_have_time_axes(tmp_path: Path) -> None:
 
 
 def test_quantities_and_values_carry_their_units() -> None:
-    assert plots.quantity("links.0.delay") == plots.Quantity("one-way delay", "time")
+    assert plots.quantity("links.0.delay") == plots.Quantity("one-way delay", "duration")
     assert plots.quantity("jitter_s") == plots.Quantity("jitter", "time")
+    # A scenario's durations: as written, or as the store holds them (nanoseconds).
     assert plots.format_value("links.0.delay", "275ms") == "275 ms"
+    assert plots.format_value("links.0.delay", 275_000_000) == "275 ms"
+    assert plots.format_value("srtt_s", 0.55) == "550 ms"
+    assert plots.format_value("hosts.client.tcp.sack", True) == "yes"
     assert plots.format_value("links.0.rate", "2.048Mbps") == "2.048 Mbit/s"
     assert plots.format_value("hosts.client.tcp.initial_window", 2560) == "2560 segments"
 

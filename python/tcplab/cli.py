@@ -20,9 +20,16 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tcplab import api, display, sweeps
+from tcplab import api, display, papers, sweeps
 from tcplab.errors import TcplabError
-from tcplab.report import write_report
+from tcplab.papers.pack import RunsFailed
+from tcplab.report import (
+    REPORT_FILE,
+    write_directory_report,
+    write_report,
+    write_reproduction_report,
+)
+from tcplab.reproduce_output import comparisons_table, packs_table, verdicts_table
 from tcplab.result import RunResult
 from tcplab.spec import Spec, canonical_dict, json_schema, validate_spec
 from tcplab.store import MANIFEST_FILE, Store
@@ -39,7 +46,6 @@ from tcplab.sweep_output import (
 RUNS_FAILED = 1
 USER_ERROR = 2
 INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
-REPORT_FILE = "report.html"
 # Rows of the per-interval table before it wraps into another column group, and at most
 # this many groups side by side, so a 100-interval run still fits a terminal.
 _SERIES_ROWS = 25
@@ -137,7 +143,7 @@ def sweep_command(
         bool, typer.Option("--json", help="print the points as one JSON object instead")
     ] = False,
     backend: Annotated[
-        str | None, typer.Option(help="sim, model or emu; overrides the scenario's backend")
+        str | None, typer.Option(help="sim or model; overrides the scenario's backend")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="overrides the scenario's seed")] = None,
 ) -> None:
@@ -209,6 +215,95 @@ def results_query_command(
         _print_json([dict(zip(columns, row, strict=True)) for row in rows])
     else:
         _print_table(records_table(columns, rows))
+
+
+@app.command("report")
+def report_command(
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="results directory (of tcplab sweep or tcplab reproduce)", show_default=False
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="where to write the report [default: DIR/report.html]")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML report of a results directory: scenario, per-point
+    mean ± 95 % CI, and plots (or, for a reproduction, the paper beside tcplab)."""
+    try:
+        path = write_directory_report(directory, out)
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    console.print(f"wrote {path}")
+
+
+@app.command("reproduce")
+def reproduce_command(
+    paper: Annotated[
+        str | None,
+        typer.Argument(help="paper pack, e.g. seed000 (see --list)", show_default=False),
+    ] = None,
+    list_packs: Annotated[bool, typer.Option("--list", help="list the paper packs")] = False,
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="shorter runs and fewer repetitions, for a first look"),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="results directory [default: results/reproduce/PAPER[-quick]]"),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("-j", "--jobs", min=1, help="local processes [default: one per CPU]"),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="run again the runs already stored")
+    ] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print the comparisons and verdicts as JSON")
+    ] = False,
+) -> None:
+    """Re-run a source paper's experiments and set tcplab's numbers beside the paper's.
+
+    Each of the paper's conclusions is marked held, not held, or not checkable yet; the
+    exit status is 0 whatever the verdicts (a conclusion that does not hold is a finding,
+    not an error).
+    """
+    if list_packs:
+        _print_table(packs_table(papers.PACKS.values()))
+        return
+    try:
+        if paper is None:
+            raise TcplabError("name a paper pack, e.g. tcplab reproduce seed000 (or --list)")
+        pack = papers.get_pack(paper)
+        directory = out or Path("results") / "reproduce" / (f"{paper}-quick" if quick else paper)
+        reproduction = papers.reproduce(pack, directory, quick=quick, jobs=jobs, force=force)
+        report = write_reproduction_report(reproduction, directory / REPORT_FILE)
+    except RunsFailed as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(RUNS_FAILED) from None
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    except OSError as error:
+        typer.echo(f"error: cannot write {directory}: {error.strerror or error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    except KeyboardInterrupt:
+        typer.echo(
+            f"interrupted: the runs finished so far are stored in {directory}; run the same"
+            " command again to resume",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+    if json_output:
+        _print_json(reproduction.to_dict())
+        return
+    _print_table(comparisons_table(reproduction))
+    _print_table(verdicts_table(reproduction))
+    console.print(f"{pack.name}: {reproduction.verdict_counts()}")
+    console.print(f"results in {directory}; report {report}")
 
 
 @app.command("schema")

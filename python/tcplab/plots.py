@@ -1,14 +1,15 @@
 """Plots of results: metrics against swept parameters, bar charts, per-interval series, traces.
 
 Every function takes a pandas DataFrame shaped like the result store's tables and returns a
-matplotlib Figure; `save` writes it as PNG and SVG, `png_bytes`/`svg_text` give it for
-embedding. Figures are built with the object-oriented API (no pyplot, no global state), so
-they render headless on the Agg and SVG canvases and plotting in threads is safe.
+matplotlib Figure; `save` writes it as PNG and SVG, `png_bytes` gives it for embedding.
+Figures are built with the object-oriented API, not pyplot, so they need no display and
+render headless on the Agg (PNG) and SVG canvases.
 
 Axis labels carry units. A column's quantity (rate, size, time, ...) is known from its
 name: the result fields by name or suffix (`goodput_bps`, `cwnd_bytes`, `srtt_s`), swept
 parameters by the last part of their field path (`hosts.client.tcp.sndbuf` → socket send
-buffer). Swept values written with units ("32KiB", "275ms") are parsed back to numbers.
+buffer). Swept values, as the store holds them (base units, durations in ns) or as a
+scenario writes them ("32KiB", "275ms"), are shown in a unit that suits their size.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from matplotlib.figure import Figure
 
 from tcplab import display, units
 
-Kind = Literal["rate", "size", "time", "db", "segments", "count", "share", "number"]
+# "time" is a result in seconds (t_s, srtt_s); "duration" a scenario field, which the store
+# holds in integer nanoseconds and a scenario writes with a unit ("275ms").
+Kind = Literal["rate", "size", "time", "duration", "db", "segments", "count", "share", "number"]
 
 # Result fields and parameter names people plot, with what they are called on an axis.
 _QUANTITIES: dict[str, tuple[str, Kind]] = {
@@ -58,15 +61,20 @@ _QUANTITIES: dict[str, tuple[str, Kind]] = {
     "mss": ("MSS", "size"),
     "rate": ("link rate", "rate"),
     "reverse_rate": ("reverse link rate", "rate"),
-    "delay": ("one-way delay", "time"),
-    "reverse_delay": ("reverse one-way delay", "time"),
-    "duration": ("duration", "time"),
-    "min_rto": ("minimum RTO", "time"),
+    "delay": ("one-way delay", "duration"),
+    "reverse_delay": ("reverse one-way delay", "duration"),
+    "duration": ("duration", "duration"),
+    "min_rto": ("minimum RTO", "duration"),
+    "delack_timeout": ("delayed-ACK timeout", "duration"),
+    "interval": ("interval", "duration"),
     "ebno_db": ("Eb/No", "db"),
     "reverse_ebno_db": ("reverse Eb/No", "db"),
     "initial_window": ("initial window", "segments"),
     "ber": ("bit error rate", "number"),
     "loss": ("packet loss probability", "number"),
+    # Columns whose values name a line themselves ("paper", "tcplab"; "cubic, IW 2560").
+    "source": ("", "number"),
+    "label": ("", "number"),
 }
 _SUFFIXES: tuple[tuple[str, Kind], ...] = (
     ("_bps", "rate"),
@@ -102,13 +110,15 @@ def quantity(column: str) -> Quantity:
 def numeric(values: pd.Series, kind: Kind) -> pd.Series:
     """`values` as floats in the base unit (bit/s, bytes, seconds).
 
-    Swept values keep the spelling of the scenario ("32KiB", "275ms"); those are parsed
-    with the scenario's own unit parsers. Raises ValueError for a value that is not a number
-    of this kind.
+    Values written as a scenario spells them ("32KiB", "275ms") are parsed with the
+    scenario's own unit parsers. Raises ValueError for a value that is not a number of this
+    kind.
     """
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        return values.astype(float)
-    if kind == "time":
+    if values.map(lambda value: isinstance(value, (bool, np.bool_))).any():
+        raise ValueError("true/false is a category, not a number")
+    if pd.api.types.is_numeric_dtype(values):
+        return values.astype(float) / (1e9 if kind == "duration" else 1.0)
+    if kind == "duration":
         return values.map(lambda value: units.parse_duration(value) / 1e9).astype(float)
     parse = _PARSERS.get(kind)
     if parse is None:
@@ -142,7 +152,7 @@ def scale(kind: Kind, values: Iterable[float]) -> Scale:
         return Scale(*display.rate_unit(largest))
     if kind == "size":
         return Scale(*next((f, u) for f, u in _SIZE_UNITS if largest >= f or f == 1))
-    if kind == "time":
+    if kind in ("time", "duration"):
         return Scale(1e-3, "ms") if 0 < largest < 1 else Scale(1.0, "s")
     if kind == "share":
         return Scale(0.01, "%")
@@ -152,8 +162,8 @@ def scale(kind: Kind, values: Iterable[float]) -> Scale:
 def format_value(column: str, value: object) -> str:
     """One value of a column for a legend or a tick, with its unit: "32 KiB", "6.5 dB"."""
     kind = quantity(column).kind
-    if isinstance(value, str) and not _is_numeric(pd.Series([value]), kind):
-        return value
+    if not _is_numeric(pd.Series([value]), kind):
+        return display.flag(value) if isinstance(value, (bool, np.bool_)) else str(value)
     number = float(numeric(pd.Series([value]), kind).iloc[0])
     shown = scale(kind, [number])
     text = f"{number / shown.factor:.4g}"
@@ -187,13 +197,12 @@ def _groups(frame: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[str | None
     # In the order of the values' magnitudes ("4KiB" before "16KiB"), else as they come.
     groups.sort(key=lambda item: tuple(_sort_key(k, v) for k, v in zip(keys, item[0], strict=True)))
     for values, group in groups:
-        yield (
-            ", ".join(
-                f"{quantity(key).name} {format_value(key, value)}"
-                for key, value in zip(keys, values, strict=True)
-            ),
-            group,
-        )
+        yield ", ".join(_label(key, value) for key, value in zip(keys, values, strict=True)), group
+
+
+def _label(column: str, value: object) -> str:
+    name = quantity(column).name
+    return f"{name} {format_value(column, value)}" if name else str(value)
 
 
 def _sort_key(column: str, value: object) -> float:
@@ -213,8 +222,16 @@ def _ci(frame: pd.DataFrame, y: str, ci: str | None) -> str | None:
 
 def _legend(axes: Axes) -> None:
     # A single unlabelled line needs no legend; several lines (or a reference line) do.
-    if axes.get_legend_handles_labels()[0]:
+    handles, labels = axes.get_legend_handles_labels()
+    if len(handles) > 3:
+        # Under the plot rather than over its lines (constrained layout makes room).
+        axes.figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small")
+    elif handles:
         axes.legend(fontsize="small")
+
+
+def _columns(names: str | Sequence[str]) -> list[str]:
+    return [names] if isinstance(names, str) else list(names)
 
 
 def _require(frame: pd.DataFrame, *columns: str | None) -> None:
@@ -228,18 +245,20 @@ def metric_vs_param(
     x: str,
     y: str,
     *,
-    series: str | None = None,
+    series: str | Sequence[str] = (),
     ci: str | None = None,
     reference_lines: Sequence[ReferenceLine] = (),
     title: str | None = None,
 ) -> Figure:
-    """`y` against the swept parameter `x`, one line per value of `series`, with CI bars.
+    """`y` against the swept parameter `x`, one line per value of `series` (a column, or
+    several: one line per combination), with CI bars.
 
     `frame` has one row per point (mean values); the error bars are the half-widths in
     column `ci`, by default `<y>_ci95` when present. A parameter whose values are not
     numbers (e.g. queue limits in packets and bytes) is drawn at evenly spaced categories.
     """
-    _require(frame, x, y, series)
+    series = _columns(series)
+    _require(frame, x, y, *series)
     x_kind, y_kind = quantity(x).kind, quantity(y).kind
     ci = _ci(frame, y, ci)
     categorical = not _is_numeric(frame[x], x_kind)
@@ -251,7 +270,7 @@ def metric_vs_param(
     figure = Figure(figsize=FIGSIZE, layout="constrained")
     axes = figure.subplots()
     data = frame.assign(_x=xs, _y=ys)
-    for label, group in _groups(data, [series] if series else []):
+    for label, group in _groups(data, series):
         group = group.sort_values("_x")
         errors = group[ci] / y_scale.factor if ci else None
         axes.errorbar(
@@ -279,7 +298,7 @@ def bar_chart(
     category: str,
     y: str,
     *,
-    series: str | None = None,
+    series: str | Sequence[str] = (),
     ci: str | None = None,
     reference_lines: Sequence[ReferenceLine] = (),
     title: str | None = None,
@@ -289,14 +308,15 @@ def bar_chart(
     For tables such as efficiency or fairness per configuration. Error bars as in
     `metric_vs_param`.
     """
-    _require(frame, category, y, series)
+    series = _columns(series)
+    _require(frame, category, y, *series)
     y_kind = quantity(y).kind
     ci = _ci(frame, y, ci)
     categories = list(dict.fromkeys(frame[category]))
     ys = numeric(frame[y], y_kind)
     y_scale = scale(y_kind, [*ys, *(line.value for line in reference_lines if line.axis == "y")])
     data = frame.assign(_y=ys)
-    groups = list(_groups(data, [series] if series else []))
+    groups = list(_groups(data, series))
     width = 0.8 / len(groups)
     figure = Figure(figsize=FIGSIZE, layout="constrained")
     axes = figure.subplots()
@@ -367,7 +387,10 @@ def sender_trace(
     for axes in (cwnd_axes, srtt_axes):
         axes.set_xlabel("time (s)")
         axes.set_ylim(bottom=0)
-        _legend(axes)
+    handles, labels = cwnd_axes.get_legend_handles_labels()
+    if handles:
+        # Both panels draw the same lines: one legend under them serves both.
+        figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small")
     if title:
         figure.suptitle(title)
     return figure
@@ -377,13 +400,6 @@ def png_bytes(figure: Figure, dpi: int = 100) -> bytes:
     """The figure as a PNG file's bytes."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
-    return buffer.getvalue()
-
-
-def svg_text(figure: Figure) -> str:
-    """The figure as an SVG document."""
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg")
     return buffer.getvalue()
 
 

@@ -106,7 +106,7 @@ class Tcp(_Model):
     profile: Literal[tuple(profiles.STACKS)] = Field(  # type: ignore[valid-type]
         profiles.DEFAULT_STACK, description="stack profile whose settings the fields override"
     )
-    cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla", "bbr"] = Field(
+    cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla"] = Field(
         "newreno", description="congestion control algorithm"
     )
     sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")

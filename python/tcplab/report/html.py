@@ -24,7 +24,10 @@ _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
+td { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+div.table { overflow-x: auto; }
+table.prose td { white-space: normal; }
 img { max-width: 100%; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 .meta { color: #666; font-size: 0.9em; }
@@ -78,11 +81,26 @@ def _td(value: object) -> str:
     return f"<td>{esc(value)}</td>"
 
 
-def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A table of values: numbers right-aligned, None as a dash, text escaped."""
+def table(header: Sequence[str], rows: Iterable[Sequence[object]], prose: bool = False) -> str:
+    """A table of values: numbers right-aligned, None as a dash, text escaped.
+
+    Cells do not wrap, so a value and its unit stay on one line; `prose` lets text wrap,
+    for tables of sentences.
+    """
+    return raw_table(
+        header,
+        ("".join(_td(value) for value in row) for row in rows),
+        prose=prose,
+    )
+
+
+def raw_table(header: Sequence[str], rows: Iterable[str], prose: bool = False) -> str:
+    """A table from rows of ready-made <td> cells (for cells that need their own class)."""
     head = "".join(f"<th>{esc(name)}</th>" for name in header)
-    body = "".join("<tr>" + "".join(_td(value) for value in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    body = "".join(f"<tr>{row}</tr>" for row in rows)
+    attribute = ' class="prose"' if prose else ""
+    # In a div that scrolls, so that a wide table does not widen the page.
+    return f'<div class="table"><table{attribute}><tr>{head}</tr>{body}</table></div>'
 
 
 def frame_table(frame: pd.DataFrame) -> str:
