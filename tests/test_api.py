@@ -65,7 +65,7 @@ def test_overrides_are_validated_like_the_file() -> None:
     with pytest.raises(tcplab.SpecError, match="seed: "):
         tcplab.run(SHORT, seed=-1)
     with pytest.raises(tcplab.SpecError, match="backend: "):
-        tcplab.run(SHORT, backend="emu")
+        tcplab.run(SHORT, backend="ns3")
 
 
 def test_repetitions_run_with_derived_seeds_and_combine() -> None:

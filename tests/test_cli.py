@@ -122,7 +122,7 @@ def test_toml_errors_give_the_line(tmp_path: Path) -> None:
     ("args", "expected"),
     [
         (["run", "does-not-exist.toml"], "does-not-exist.toml: no such file"),
-        (["run", "{good}", "--backend", "emu"], "backend: "),
+        (["run", "{good}", "--backend", "ns3"], "backend: "),
         (["run", "{good}", "--seed", "-1"], "seed: "),
         (["run", "{dir}"], "error: "),
     ],

@@ -113,7 +113,7 @@ def test_an_unknown_profile_names_the_field_and_the_choices() -> None:
         ({"links": [{**LINK, "kind": "atm"}]}, "links.0.kind: "),
         ({"links": [LINK], "app": {"kind": "file"}}, 'app.bytes: required when kind = "file"'),
         ({"links": [LINK], "app": {"bytes": "1MiB"}}, 'app.bytes: only for kind = "file"'),
-        ({"links": [LINK], "backend": "emu"}, "backend: "),
+        ({"links": [LINK], "backend": "ns3"}, "backend: "),
         ({"links": [LINK], "seed": -1}, "seed: "),
         ({"links": [LINK], "repetitions": 0}, "repetitions: "),
         ({"links": [LINK], "duration": "0s"}, "duration: "),
@@ -222,3 +222,10 @@ def test_spec_is_immutable_so_its_hash_stays_true() -> None:
     spec = validate({"links": [LINK]})
     with pytest.raises(ValueError, match="frozen"):
         spec.seed = 2  # type: ignore[misc]
+
+
+def test_iperf3_runs_on_the_emu_backend_only() -> None:
+    iperf3 = {"links": [LINK], "app": {"tool": "iperf3"}}
+    with pytest.raises(SpecError, match='app.tool: "iperf3" runs only on the emu backend'):
+        validate(iperf3)
+    assert validate({**iperf3, "backend": "emu"}).app.tool == "iperf3"

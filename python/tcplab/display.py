@@ -46,6 +46,10 @@ def seconds(value: float, ci95: float | None = None) -> str:
     return _quantity(lambda x: f"{x:.3f}", " s", value, ci95)
 
 
+def microseconds(value: float, ci95: float | None = None) -> str:
+    return _quantity(lambda x: f"{x:,.0f}", " µs", value, ci95)
+
+
 def percent(share: float, ci95: float | None = None) -> str:
     return _quantity(lambda x: f"{100 * x:.1f}", " %", share, ci95)
 
@@ -87,4 +91,8 @@ SUMMARY_ROWS: tuple[tuple[str, str, Formatter], ...] = (
     # The closed-form bounds only the model backend reports.
     ("window bound (W/RTT)", "model.window_bound_bps", rate),
     ("link bound", "model.link_bound_bps", rate),
+    # What only the emu backend measures: the window the kernel really offered, and how
+    # late the emulator delivered packets (docs/emu.md).
+    ("window offered (TCP_INFO)", "emu.peer_window_bytes", byte_count),
+    ("emulator lateness p99", "emu.timing_error_us.p99_us", microseconds),
 )

@@ -117,6 +117,10 @@ def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             "bytes": spec.app.bytes,
         },
     }
+    # Only an emu scenario that runs iperf3 has the key (the simulator's plan has no such
+    # field, and the spec refuses iperf3 on other backends).
+    if spec.app.tool not in (None, "tcplab"):
+        plan["app"]["tool"] = spec.app.tool
     # Only a scenario with a [trace] table has the key, so other plans stay as they were.
     if spec.trace is not None:
         plan["trace"] = _trace(spec.trace)

@@ -106,7 +106,7 @@ class Tcp(_Model):
     profile: Literal[tuple(profiles.STACKS)] = Field(  # type: ignore[valid-type]
         profiles.DEFAULT_STACK, description="stack profile whose settings the fields override"
     )
-    cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla"] = Field(
+    cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla", "bbr"] = Field(
         "newreno", description="congestion control algorithm"
     )
     sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
@@ -223,6 +223,12 @@ class App(_Model):
     )
     # validated after kind, so that its validator can read it
     bytes: Size | None = Field(None, validate_default=True, description="file size (file only)")
+    # None (unset) means tcplab's own tool; a default value would enter every scenario's
+    # canonical form and change the hash of all of them.
+    tool: Literal["tcplab", "iperf3"] | None = Field(
+        None,
+        description="the program the emu backend runs: tcplab (default, tcplab measure) or iperf3",
+    )
 
     @field_validator("bytes")
     @classmethod
@@ -318,7 +324,7 @@ class Spec(_Model):
     """A whole scenario: who talks, over which path, for how long."""
 
     name: Name = Field("scenario", description="default: the scenario file's name")
-    backend: Literal["sim", "model"] = "sim"
+    backend: Literal["sim", "model", "emu"] = "sim"
     duration: PositiveDuration = Field("60s", validate_default=True)
     seed: int = Field(1, ge=0, le=2**63 - 1)
     repetitions: int = Field(1, ge=1)
@@ -355,6 +361,15 @@ class Spec(_Model):
                 )
             first[host.name] = index
         return hosts
+
+    @model_validator(mode="after")
+    def _real_kernel_only(self) -> Spec:
+        if self.app.tool == "iperf3" and self.backend != "emu":
+            raise ValueError(
+                f'app.tool: "iperf3" runs only on the emu backend; the {self.backend} backend '
+                'models the application itself (use tool = "tcplab", the default)'
+            )
+        return self
 
     @field_validator("trace")
     @classmethod

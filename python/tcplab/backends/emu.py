@@ -16,10 +16,12 @@ import json
 import math
 import platform
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,19 @@ LINUX_CC = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "bbr": "bbr", "
 # Linux's delayed-ACK timer adapts between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX
 # (200 ms) (include/net/tcp.h) and cannot be set per socket.
 LINUX_DELACK_NS = (40_000_000, 200_000_000)
+HANDLED_PLAN_FIELDS = frozenset(
+    {
+        "seed",
+        "duration_ns",
+        "interval_ns",
+        "trace_interval_ns",
+        "hosts",
+        "links",
+        "app",
+        "emu",
+        "trace",
+    }
+)
 # The plan's TCP fields this backend turns into Linux settings; any other is refused, so
 # that a field added to the plan later is never silently ignored here.
 HANDLED_TCP_FIELDS = frozenset(
@@ -61,6 +76,9 @@ READ_SIZE = 128 * 1024
 # Beyond the test's own duration: setup, handshake, the report's way back.
 SLACK_S = 60.0
 SSTHRESH_INFINITE_BYTES = 2**32 - 1
+IPERF3_MISSING = "iperf3 is not installed (apt-get install iperf3; scripts/setup does it as root)"
+LISTEN_POLL_S = 0.05
+IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
@@ -90,6 +108,14 @@ def linux_cc(cc: str, field: str) -> str:
 
 def _validate(plan: Mapping[str, Any]) -> None:
     """Refuse what the real stack cannot be made to do, naming the plan field."""
+    _check(
+        "trace" not in plan,
+        "trace",
+        "packet captures are the simulator's; the emu backend writes its own packet log "
+        "(docs/emu.md)",
+    )
+    for name in sorted(set(plan) - HANDLED_PLAN_FIELDS):
+        _check(False, name, "the emu backend does not know this plan field")
     for i, host in enumerate(plan["hosts"]):
         tcp = host["tcp"]
         at = f"hosts.{i}.tcp"
@@ -116,6 +142,32 @@ def _validate(plan: Mapping[str, Any]) -> None:
         )
     app = plan["app"]
     _check(app["kind"] in ("bulk", "file"), "app.kind", f"{app['kind']!r}; accepted: bulk, file")
+    tool = app.get("tool", "tcplab")
+    _check(tool in ("tcplab", "iperf3"), "app.tool", f"{tool!r}; accepted: tcplab, iperf3")
+    if tool == "iperf3":
+        buffers = {
+            tcp[name]
+            for host in plan["hosts"]
+            for tcp in [host["tcp"]]
+            for name in ("sndbuf", "rcvbuf")
+        }
+        _check(
+            len(buffers) == 1,
+            "app.tool",
+            "iperf3 sets one size (-w) for both buffers of both hosts: give every sndbuf and "
+            'rcvbuf the same size, or use tool = "tcplab"',
+        )
+        _check(
+            app["kind"] == "file" or plan["duration_ns"] % NS_PER_S == 0,
+            "duration",
+            "iperf3 -t takes whole seconds",
+        )
+        _check(
+            app["message_size"] <= IPERF3_MAX_BLOCK,
+            "app.message_size",
+            "iperf3 -l takes at most 1 MiB per write",
+        )
+        _check(shutil.which("iperf3") is not None, "app.tool", IPERF3_MISSING)
 
 
 def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
@@ -252,10 +304,51 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
         "packet_log": plan.get("emu", {}).get("packet_log"),
     }
     hosts = (host_setup(sender, receiver), host_setup(receiver, sender))
+    iperf3 = plan["app"].get("tool", "tcplab") == "iperf3"
     with _sigterm_exits(), EmuNetwork(config, hosts, mtu) as net:
-        measured = _measure(net, plan)
+        measured = _iperf3(net, plan) if iperf3 else _measure(net, plan)
     assert net.report is not None
+    if iperf3:
+        return iperf3_result(plan, measured, net.report)
     return to_result(plan, measured, net.report)
+
+
+def _wait_for_port(net: EmuNetwork, port: int, timeout_s: float) -> None:
+    """Wait until something listens on `port` in the receiver's namespace."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if f":{port} " in net.exec(1, ["ss", "-ltnH"], timeout_s):
+            return
+        time.sleep(LISTEN_POLL_S)
+    raise EmuError(f"nothing listens on port {port} after {timeout_s} s")
+
+
+def _iperf3(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
+    """Run the real iperf3 between the namespaces; its client JSON with the server's."""
+    sender = plan["hosts"][0]["tcp"]
+    app = plan["app"]
+    interval = str(plan["interval_ns"] / NS_PER_S)
+    port = str(PORT)
+    server = net.popen(
+        1, ["iperf3", "-s", "-1", "-J", "-i", interval, "-B", RECEIVER_ADDRESS, "-p", port]
+    )
+    _wait_for_port(net, PORT, SLACK_S)
+    client = ["iperf3", "-c", RECEIVER_ADDRESS, "-p", port, "-J", "--get-server-output"]
+    client += ["-i", interval, "-l", str(app["message_size"]), "-C", LINUX_CC[sender["cc"]]]
+    # -w: SO_SNDBUF and SO_RCVBUF on both ends (the buffers are all equal, see _validate).
+    client += ["-w", str(sender["sndbuf"]), "-M", str(sender["mss"])]
+    if not sender["nagle"]:
+        client.append("-N")
+    if app["kind"] == "file":
+        client += ["-n", str(app["bytes"])]
+    else:
+        client += ["-t", str(plan["duration_ns"] // NS_PER_S)]
+    out = net.exec(0, client, plan["duration_ns"] / NS_PER_S + 2 * SLACK_S)
+    server.communicate(timeout=SLACK_S)
+    result = dict(json.loads(out))
+    if "error" in result:
+        raise EmuError(f"iperf3 failed: {result['error']}")
+    return result
 
 
 def to_result(
@@ -271,21 +364,7 @@ def to_result(
     netstat = end.get("netstat", {})
     trace = measured.get("trace", [])
     series = _series(measured["intervals"], plan["interval_ns"], elapsed)
-    links = [
-        {
-            "link": row["link"],
-            "direction": row["direction"],
-            "packets": row["packets"],
-            "bytes": row["wire_bytes"],
-            "drops_queue": row["drops_queue"],
-            "drops_error": row["drops_error"],
-            "max_queue_bytes": row["max_queue_bytes"],
-            # The emulator counts the handshake and the last packets after the test's end
-            # too; over the test's length this is an upper bound, capped at 1.
-            "utilisation": min(row["busy_ns"] / (elapsed * NS_PER_S), 1.0) if elapsed else 0.0,
-        }
-        for row in emulator["links"]
-    ]
+    links = _links(emulator, elapsed)
     windows = [row["snd_wnd_bytes"] for row in trace if row.get("snd_wnd_bytes")]
     # The window most often offered: the first ACKs may show a larger one (docs/emu.md).
     usual_window = max(set(windows), key=windows.count) if windows else None
@@ -345,6 +424,114 @@ def to_result(
         "links": links,
         "series": series,
         "trace": _trace(trace),
+    }
+
+
+def _links(emulator: Mapping[str, Any], elapsed_s: float) -> list[dict[str, Any]]:
+    """One row per link direction, from the emulator's counters."""
+    return [
+        {
+            "link": row["link"],
+            "direction": row["direction"],
+            "packets": row["packets"],
+            "bytes": row["wire_bytes"],
+            "drops_queue": row["drops_queue"],
+            "drops_error": row["drops_error"],
+            "max_queue_bytes": row["max_queue_bytes"],
+            # The emulator counts the handshake and the last packets after the test's end
+            # too; over the test's length this is an upper bound, capped at 1.
+            "utilisation": min(row["busy_ns"] / (elapsed_s * NS_PER_S), 1.0) if elapsed_s else 0.0,
+        }
+        for row in emulator["links"]
+    ]
+
+
+def iperf3_result(
+    plan: Mapping[str, Any], measured: Mapping[str, Any], emulator: Mapping[str, Any]
+) -> dict[str, Any]:
+    """iperf3's JSON in the result schema. Intervals are the server's (bytes its reads
+    returned), counted from the server's test start; iperf3 reports no limited-by times
+    and no ssthresh, so those are None."""
+    end = measured["end"]
+    server = measured.get("server_output_json") or {}
+    duration_s = plan["duration_ns"] / NS_PER_S
+    file = plan["app"]["kind"] == "file"
+    received = server.get("end", {}).get("sum_received") or end["sum_received"]
+    intervals = [i for i in server.get("intervals", []) if file or i["sum"]["start"] < duration_s]
+    completed = not file or int(received["bytes"]) >= int(plan["app"]["bytes"])
+    elapsed = float(received["seconds"]) if file and completed else duration_s
+    delivered = sum(int(i["sum"]["bytes"]) for i in intervals)
+    goodput = 8 * delivered / elapsed if elapsed > 0 else 0.0
+    streams = [i["streams"][0] for i in measured.get("intervals", []) if i.get("streams")]
+    sent = end["sum_sent"]
+    cpu = end["cpu_utilization_percent"]
+    summary = {
+        "goodput_bps": goodput,
+        "elapsed_s": elapsed,
+        "bytes_delivered": delivered,
+        "bytes_written": int(sent["bytes"]),
+        "segments_sent": None,
+        "retransmits": sent.get("retransmits"),
+        "fast_retransmits": None,
+        "timeouts": None,
+        "completed": completed,
+        "events": sum(d["packets_in"] for d in emulator["directions"]),
+        "limited_by": {"rwnd": None, "sndbuf": None, "cwnd": None, "app": None},
+        "emu": {
+            "tool": "iperf3",
+            "iperf3_version": measured["start"].get("version"),
+            "kernel": platform.release(),
+            "sender_cc": end.get("sender_tcp_congestion"),
+            "receiver_cc": end.get("receiver_tcp_congestion"),
+            "sock_bufsize": measured["start"].get("sock_bufsize"),
+            "sender_sndbuf_actual": measured["start"].get("sndbuf_actual"),
+            "receiver_rcvbuf_actual": measured["start"].get("rcvbuf_actual"),
+            "max_peer_window_bytes": max((s.get("snd_wnd") or 0 for s in streams), default=None),
+            "cpu_percent_sender": cpu.get("host_total"),
+            "cpu_percent_receiver": cpu.get("remote_total"),
+            "timing_error_us": emulator["timing_error"],
+            "emulator_cpu_s": emulator["cpu_s"],
+            "emulator_wall_s": (emulator["end_monotonic_ns"] - emulator["start_monotonic_ns"])
+            / NS_PER_S,
+            "tun_write_errors": sum(d["write_errors"] for d in emulator["directions"]),
+            "realtime_thread": emulator["realtime"],
+            "interval_origin": "iperf3_server_test_start",
+        },
+    }
+    last = streams[-1] if streams else {}
+    flows = [
+        {
+            "flow": 0,
+            "src": plan["hosts"][0]["name"],
+            "dst": plan["hosts"][-1]["name"],
+            "goodput_bps": goodput,
+            "bytes_delivered": delivered,
+            "retransmits": sent.get("retransmits"),
+            "timeouts": None,
+            "srtt_s": (last.get("rtt") or 0) / 1e6,
+            "min_rtt_s": (end["streams"][0]["sender"].get("min_rtt") or 0) / 1e6
+            if end.get("streams")
+            else None,
+            "final_cwnd_bytes": last.get("snd_cwnd"),
+        }
+    ]
+    trace_rows = [
+        {
+            "t_s": s["end"],
+            "cwnd_bytes": s.get("snd_cwnd"),
+            "ssthresh_bytes": None,
+            "srtt_us": s.get("rtt"),
+            "flight_bytes": None,
+            "snd_wnd_bytes": s.get("snd_wnd"),
+        }
+        for s in streams
+    ]
+    return {
+        "summary": summary,
+        "flows": flows,
+        "links": _links(emulator, elapsed),
+        "series": _series(intervals, plan["interval_ns"], elapsed),
+        "trace": _trace(trace_rows),
     }
 
 
