@@ -143,7 +143,7 @@ def sweep_command(
         bool, typer.Option("--json", help="print the points as one JSON object instead")
     ] = False,
     backend: Annotated[
-        str | None, typer.Option(help="sim or model; overrides the scenario's backend")
+        str | None, typer.Option(help="sim, model or emu; overrides the scenario's backend")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="overrides the scenario's seed")] = None,
 ) -> None:

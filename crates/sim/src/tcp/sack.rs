@@ -39,19 +39,24 @@ pub struct Hole {
 
 impl Scoreboard {
     /// Records SACK blocks (RFC 6675 §4 Update) and forgets what the cumulative ACK covers.
-    /// Returns true if any block reported octets not SACKed before.
-    pub fn update(&mut self, snd_una: u64, blocks: &[(u64, u64)]) -> bool {
+    /// Returns how many octets the blocks reported that were not SACKed before.
+    pub fn update(&mut self, snd_una: u64, blocks: &[(u64, u64)]) -> u64 {
         self.blocks.discard_below(snd_una);
-        let mut new_data = false;
+        let mut newly = 0;
         for &(start, end) in blocks {
             let start = start.max(snd_una);
             if start >= end {
                 continue;
             }
-            new_data |= self.blocks.covered(start, end) < end - start;
+            newly += (end - start) - self.blocks.covered(start, end);
             self.blocks.insert(start, end);
         }
-        new_data
+        newly
+    }
+
+    /// Octets of [start, end) already SACKed.
+    pub fn sacked_between(&self, start: u64, end: u64) -> u64 {
+        self.blocks.covered(start, end)
     }
 
     pub fn clear(&mut self) {
@@ -153,12 +158,13 @@ mod tests {
     #[test]
     fn update_merges_blocks_and_reports_new_data() {
         let mut b = Scoreboard::default();
-        assert!(b.update(0, &[(2000, 3000)]));
-        assert!(b.update(0, &[(3000, 4000)]));
-        assert!(!b.update(0, &[(2000, 4000)]));
+        assert_eq!(b.update(0, &[(2000, 3000)]), 1000);
+        assert_eq!(b.update(0, &[(2500, 4000)]), 1000);
+        assert_eq!(b.update(0, &[(2000, 4000)]), 0);
+        assert_eq!(b.sacked_between(0, 3000), 1000);
         assert_eq!(b.sacked_range(2500), Some((2000, 4000)));
         // A cumulative ACK at 3000 forgets what it covers.
-        assert!(!b.update(3000, &[]));
+        assert_eq!(b.update(3000, &[]), 0);
         assert_eq!(b.sacked_range(2500), None);
         assert_eq!(b.sacked_range(3500), Some((3000, 4000)));
     }

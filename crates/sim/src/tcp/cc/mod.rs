@@ -2,10 +2,12 @@
 //! the algorithm decides the window's growth and its reduction on loss; loss detection
 //! and recovery (which differ between Tahoe, Reno and NewReno) live in the sender.
 
+mod bbr;
 mod cubic;
 mod hybla;
 mod reno;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use hybla::Hybla;
 pub use reno::Reno;
@@ -13,7 +15,7 @@ pub use reno::Reno;
 use crate::engine::Nanos;
 
 /// The `tcp.cc` names the simulator accepts.
-pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "hybla"];
+pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "hybla", "bbr"];
 
 /// How the sender recovers from a loss signalled by duplicate ACKs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,33 @@ pub struct CcState {
     pub min_rtt: Option<Nanos>,
     /// Appropriate byte counting (RFC 3465) instead of counting ACKs.
     pub abc: bool,
+    /// Bytes delivered so far (acknowledged cumulatively or by SACK).
+    pub delivered: u64,
+    pub in_recovery: bool,
+}
+
+/// A delivery-rate sample for one ACK (draft-cheng-iccrg-delivery-rate-estimation §3):
+/// the data delivered between the newest acknowledged packet's send and its
+/// acknowledgment, over the longer of the send and ACK intervals.
+#[derive(Debug, Clone, Copy)]
+pub struct RateSample {
+    /// `delivered` when the newest acknowledged packet was sent.
+    pub prior_delivered: u64,
+    pub delivered: u64,
+    pub interval_ns: Nanos,
+    /// RTT of the newest acknowledged packet.
+    pub rtt_ns: Nanos,
+    /// The packet was sent while the application had nothing more to send.
+    pub app_limited: bool,
+    /// Bytes this ACK newly acknowledged.
+    pub acked: u64,
+}
+
+impl RateSample {
+    /// Bytes per second.
+    pub fn rate(&self) -> f64 {
+        self.delivered as f64 * 1e9 / self.interval_ns as f64
+    }
 }
 
 pub trait CongestionControl {
@@ -47,6 +76,15 @@ pub trait CongestionControl {
     fn on_ack(&mut self, s: &CcState, acked: u64) -> u64;
     /// The retransmission timer expired.
     fn on_timeout(&mut self, _s: &CcState) {}
+    /// A model-based algorithm sees every delivery-rate sample, in recovery too, and
+    /// returns the cwnd to use instead of what loss recovery set; others return None.
+    fn on_rate_sample(&mut self, _s: &CcState, _rs: &RateSample) -> Option<u64> {
+        None
+    }
+    /// The pacing rate in bytes per second, for an algorithm that paces.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Slow start: RFC 5681 eq. (2) adds at most one SMSS per ACK, so delayed ACKs slow it to
@@ -65,6 +103,7 @@ pub fn build(name: &str) -> (Box<dyn CongestionControl>, Recovery) {
         "newreno" => (Box::new(Reno::default()), Recovery::NewReno),
         "cubic" => (Box::new(Cubic::default()), Recovery::NewReno),
         "hybla" => (Box::new(Hybla::default()), Recovery::NewReno),
+        "bbr" => (Box::new(Bbr::default()), Recovery::NewReno),
         other => unreachable!("plan validation admits only {NAMES:?}, got {other}"),
     }
 }
@@ -80,5 +119,7 @@ pub(crate) fn state(cwnd_segments: u64, ssthresh_segments: u64, now: Nanos) -> C
         srtt: Some(100_000_000),
         min_rtt: Some(100_000_000),
         abc: false,
+        delivered: 0,
+        in_recovery: false,
     }
 }

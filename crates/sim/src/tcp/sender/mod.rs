@@ -7,7 +7,7 @@ mod sack_recovery;
 
 use std::collections::VecDeque;
 
-use super::cc::{self, CcState, CongestionControl, Recovery};
+use super::cc::{self, CcState, CongestionControl, RateSample, Recovery};
 use super::sack::Scoreboard;
 use super::segment::TIMESTAMPS_OPTION_BYTES;
 use super::{timestamp_clock, window_shift_for, RtoEstimator, Segment, Timestamps};
@@ -54,11 +54,17 @@ pub struct SenderStats {
     pub timeouts: u64,
 }
 
-/// A first transmission whose ACK may give an RTT sample.
+/// A first transmission whose ACK may give an RTT sample and a delivery-rate sample
+/// (draft-cheng-iccrg-delivery-rate-estimation §3.2: the connection's delivery state at
+/// the moment the packet was sent).
 struct Timed {
     end: u64,
     sent_at: Nanos,
     retransmitted: bool,
+    delivered: u64,
+    delivered_time: Nanos,
+    first_sent_time: Nanos,
+    app_limited: bool,
 }
 
 pub struct Sender {
@@ -100,6 +106,19 @@ pub struct Sender {
     /// Timestamps negotiated (RFC 7323), and the peer's latest TSval to echo.
     timestamps: bool,
     ts_recent: u32,
+    /// Delivery-rate estimation state (draft-cheng-iccrg-delivery-rate-estimation §3.1):
+    /// bytes cumulatively acknowledged, when that last grew, the send time of the newest
+    /// acknowledged packet, and the delivered mark until which samples are app-limited.
+    delivered: u64,
+    delivered_time: Nanos,
+    first_sent_time: Nanos,
+    app_limited_until: u64,
+    /// Pacing: the earliest time the next segment may leave, and whether sending waits
+    /// for it.
+    next_send_at: Nanos,
+    pacing_wait: bool,
+    /// The delivery-rate sample of the ACK being processed.
+    rate_sample: Option<RateSample>,
     pub stats: SenderStats,
 }
 
@@ -136,6 +155,13 @@ impl Sender {
             high_rxt: 0,
             timestamps: false,
             ts_recent: 0,
+            delivered: 0,
+            delivered_time: 0,
+            first_sent_time: 0,
+            app_limited_until: 0,
+            next_send_at: 0,
+            pacing_wait: false,
+            rate_sample: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -222,11 +248,24 @@ impl Sender {
         if retransmission {
             self.stats.retransmits += 1;
         } else {
+            if self.snd_una == self.snd_max {
+                // Nothing in flight: the delivery-rate intervals start now (§3.2).
+                self.first_sent_time = now;
+                self.delivered_time = now;
+            }
             self.timed.push_back(Timed {
                 end: seg.end(),
                 sent_at: now,
                 retransmitted: false,
+                delivered: self.delivered,
+                delivered_time: self.delivered_time,
+                first_sent_time: self.first_sent_time,
+                app_limited: self.app_limited_until > 0,
             });
+        }
+        if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
+            let bytes = 20 + u64::from(seg.tcp_header_bytes()) + len;
+            self.next_send_at = self.next_send_at.max(now) + bytes * 1_000_000_000 / rate;
         }
         self.snd_max = self.snd_max.max(seg.end());
         // RFC 6298 §5.1: start the timer when data is sent and it is not running.
@@ -259,7 +298,17 @@ impl Sender {
         }
         loop {
             let limit = self.snd_una + self.window();
-            if self.snd_nxt >= limit || self.snd_nxt >= self.written {
+            if self.snd_nxt >= limit {
+                return;
+            }
+            if self.snd_nxt >= self.written {
+                // The window is open but the application wrote nothing more: samples
+                // taken until this data is delivered are app-limited (§3.4).
+                self.app_limited_until = (self.delivered + self.flight()).max(1);
+                return;
+            }
+            if self.cc.pacing_rate().is_some() && now < self.next_send_at {
+                self.pacing_wait = true;
                 return;
             }
             let resend = self.snd_nxt < self.snd_max;
@@ -354,12 +403,13 @@ impl Sender {
         self.max_rwnd = self.max_rwnd.max(self.rwnd);
         if self.sack_ok {
             self.on_ack_with_sack(now, seg, out);
+            self.apply_rate_sample(now);
             return;
         }
 
         if seg.ack > self.snd_una {
             let acked = seg.ack - self.snd_una;
-            self.take_rtt_sample(now, seg);
+            self.take_rtt_sample(now, seg, acked);
             self.snd_una = seg.ack;
             self.snd_nxt = self.snd_nxt.max(self.snd_una);
             self.dupacks = 0;
@@ -372,6 +422,7 @@ impl Sender {
         } else if self.is_duplicate_ack(seg, window_changed) {
             self.on_duplicate_ack(now, out);
         }
+        self.apply_rate_sample(now);
     }
 
     /// RFC 5681 §2: an ACK is a duplicate if it acknowledges nothing new, carries no data,
@@ -397,9 +448,11 @@ impl Sender {
     /// One sample per ACK, from the oldest segment it newly acknowledges (as Linux does);
     /// if any of those segments was retransmitted, Karn's algorithm (RFC 6298 §3) forbids
     /// that sample and only the echoed timestamp can give one (RFC 7323 §4, as Linux).
-    fn take_rtt_sample(&mut self, now: Nanos, seg: &Segment) {
-        let ack = seg.ack;
+    fn take_rtt_sample(&mut self, now: Nanos, seg: &Segment, delivered: u64) {
+        let ack = seg.ack.max(self.snd_una);
+        let acked = ack - self.snd_una;
         let mut oldest = None;
+        let mut newest = None;
         let mut ambiguous = false;
         while let Some(t) = self.timed.front() {
             if t.end > ack {
@@ -407,7 +460,7 @@ impl Sender {
             }
             oldest.get_or_insert(t.sent_at);
             ambiguous |= t.retransmitted;
-            self.timed.pop_front();
+            newest = self.timed.pop_front();
         }
         match (oldest, ambiguous, seg.timestamps) {
             (Some(sent_at), false, _) => self.rto.sample(now - sent_at),
@@ -417,15 +470,66 @@ impl Sender {
             }
             _ => {}
         }
+        if delivered == 0 {
+            return;
+        }
+        self.delivered += delivered;
+        self.delivered_time = now;
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        self.rate_sample = newest.map(|p| {
+            self.first_sent_time = p.sent_at;
+            let send_elapsed = p.sent_at - p.first_sent_time;
+            let ack_elapsed = now - p.delivered_time;
+            let interval = send_elapsed.max(ack_elapsed);
+            // §3.3: an interval shorter than the path's min RTT comes from ACK
+            // compression and would overstate the rate; the sample is not used.
+            let valid = self.rto.min_rtt().is_some_and(|m| interval >= m);
+            RateSample {
+                prior_delivered: p.delivered,
+                delivered: self.delivered - p.delivered,
+                interval_ns: if valid { interval } else { 0 },
+                rtt_ns: now - p.sent_at,
+                app_limited: p.app_limited,
+                acked,
+            }
+        });
     }
 
-    /// The retransmission timer's deadline, if armed.
+    /// Hands every ACK's delivery-rate sample to the algorithm (an ACK that delivered
+    /// nothing new gives an empty one); a model-based algorithm (BBR) then sets cwnd
+    /// itself, in recovery too.
+    fn apply_rate_sample(&mut self, now: Nanos) {
+        let rs = self.rate_sample.take().unwrap_or(RateSample {
+            prior_delivered: self.delivered,
+            delivered: 0,
+            interval_ns: 0,
+            rtt_ns: 0,
+            app_limited: false,
+            acked: 0,
+        });
+        if let Some(cwnd) = self.cc.on_rate_sample(&self.cc_state(now), &rs) {
+            self.cwnd = cwnd;
+        }
+    }
+
+    /// The next time the sender wants to be woken: the retransmission timer, or the
+    /// pacing release of a segment that is waiting.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        self.timer
+        let pacing = self.pacing_wait.then_some(self.next_send_at);
+        match (self.timer, pacing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Fires the retransmission timer if it is due (RFC 6298 §5.4–5.6, RFC 5681 §3.1).
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        if self.pacing_wait && now >= self.next_send_at {
+            self.pacing_wait = false;
+            self.try_send(now, out);
+        }
         match self.timer {
             Some(deadline) if deadline <= now => {}
             _ => return,
@@ -460,16 +564,30 @@ impl Sender {
         self.try_send(now, out);
     }
 
+    /// Data presumed in the network: during SACK recovery RFC 6675's pipe, which leaves
+    /// out SACKed and lost segments; otherwise everything sent and not acknowledged
+    /// (RFC 5681's FlightSize).
+    fn in_flight(&self) -> u64 {
+        if self.sack_ok && self.in_recovery {
+            self.scoreboard
+                .pipe(self.snd_una, self.snd_max, self.high_rxt, self.mss)
+        } else {
+            self.snd_max - self.snd_una
+        }
+    }
+
     fn cc_state(&self, now: Nanos) -> CcState {
         CcState {
             now,
             cwnd: self.cwnd,
             ssthresh: self.ssthresh,
             mss: self.mss,
-            flight: self.snd_max - self.snd_una,
+            flight: self.in_flight(),
             srtt: self.rto.srtt(),
             min_rtt: self.rto.min_rtt(),
             abc: self.cfg.abc,
+            delivered: self.delivered,
+            in_recovery: self.in_recovery,
         }
     }
 

@@ -9,12 +9,16 @@ use crate::tcp::Segment;
 
 impl Sender {
     pub(super) fn on_ack_with_sack(&mut self, now: Nanos, seg: &Segment, out: &mut Vec<Segment>) {
-        // RFC 6675 §5: record the SACK information first.
+        // RFC 6675 §5: record the SACK information first. Data counts as delivered when it
+        // is first SACKed, so the cumulative ACK that later covers it adds only the rest.
         let cumulative = seg.ack.max(self.snd_una);
-        let new_sack = self.scoreboard.update(cumulative, seg.sack_blocks());
+        let sacked_before = self.scoreboard.sacked_between(self.snd_una, cumulative);
+        let newly_sacked = self.scoreboard.update(cumulative, seg.sack_blocks());
+        let new_sack = newly_sacked > 0;
+        let delivered = newly_sacked + (cumulative - self.snd_una) - sacked_before;
+        self.take_rtt_sample(now, seg, delivered);
         if seg.ack > self.snd_una {
             let acked = seg.ack - self.snd_una;
-            self.take_rtt_sample(now, seg);
             self.snd_una = seg.ack;
             self.snd_nxt = self.snd_nxt.max(self.snd_una);
             self.high_rxt = self.high_rxt.max(self.snd_una);
