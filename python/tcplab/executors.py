@@ -9,12 +9,13 @@ still in flight.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import threading
 import time
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -118,8 +119,9 @@ def _run_local(tasks: list[Task], jobs: int) -> Generator[Outcome, None, None]:
         initializer=_init_worker,
         initargs=(os.getpid(),),
     )
-    pending: set[Future[Outcome]] = {pool.submit(execute, task) for task in tasks}
     try:
+        with _interrupts_held():
+            pending: set[Future[Outcome]] = {pool.submit(execute, task) for task in tasks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -128,6 +130,26 @@ def _run_local(tasks: list[Task], jobs: int) -> Generator[Outcome, None, None]:
         _stop(pool)
         raise
     pool.shutdown()
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C back until the block is done, then deliver it.
+
+    Submitting starts the workers. A worker the pool has begun to start but not yet
+    registered cannot be stopped, and dies with a traceback once the pool is gone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives signals, and only it may set handlers
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held and callable(previous):
+        previous(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
 
 
 def _local_outcome(future: Future[Outcome]) -> Outcome:
@@ -148,11 +170,13 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     # ProcessPoolExecutor can stop a running task only from Python 3.14 on
     # (terminate_workers); before that its table of worker processes is the way in.
     workers = list((pool._processes or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
+    # Workers first: one still starting up would otherwise try to open the queues that
+    # shutting the pool down releases, and die with a traceback on the terminal.
     for worker in workers:
         worker.terminate()
     for worker in workers:
         worker.join()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _dask_outcome(task: Task, future: Any) -> Outcome:
