@@ -324,11 +324,10 @@ def explain(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
             notes.append(
                 f"{name}: Linux {emu.get('sender_cc')} on kernel {emu.get('kernel')}; the "
                 f"emulator delivered packets {timing.get('p99_us', math.nan):.0f} µs late at "
-                f"p99 (max {timing.get('max_us', math.nan):.0f} µs). Linux differs from the "
-                "simulator by design in: CUBIC's HyStart (tcp_cubic.c, hystart=1; the "
-                "simulator's CUBIC has none), the receiver's gradual window growth "
-                "(rcv_ssthresh, tcp_grow_window), quick ACKs at connection start, "
-                "and RTO >= SRTT + rto_min (docs/emu.md)"
+                f"p99 (max {timing.get('max_us', math.nan):.0f} µs). Linux mechanisms no "
+                "scenario field controls: CUBIC's HyStart (tcp_cubic.c, hystart=1), the "
+                "receiver's gradual window growth (rcv_ssthresh, tcp_grow_window), quick "
+                "ACKs at connection start, RACK-TLP, and RTO >= SRTT + rto_min (docs/emu.md)"
             )
     return notes
 
