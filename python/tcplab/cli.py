@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tcplab import api, display, papers, sweeps
+from tcplab.cli_emu import register as register_emu_commands
 from tcplab.errors import TcplabError
 from tcplab.papers.pack import RunsFailed
 from tcplab.report import (
@@ -72,7 +73,7 @@ def run_command(
         bool, typer.Option("--json", help="print the result as one JSON object instead")
     ] = False,
     backend: Annotated[
-        str | None, typer.Option(help="sim or model; overrides the scenario's backend")
+        str | None, typer.Option(help="sim, model or emu; overrides the scenario's backend")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="overrides the scenario's seed")] = None,
     out: Annotated[
@@ -473,6 +474,10 @@ def _series_table(result: RunResult) -> Table:
                 cells += ["", ""]
         table.add_row(*cells)
     return table
+
+
+# `measure server|client`, `emu cleanup` and `compare` live in tcplab.cli_emu.
+register_emu_commands(app)
 
 
 def main() -> None:

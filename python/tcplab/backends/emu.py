@@ -67,8 +67,11 @@ HANDLED_TCP_FIELDS = frozenset(
         "nagle",
         "fast_retransmit",
         "min_rto_ns",
+        "hystart",
     }
 )
+# CUBIC's HyStart switch: a module parameter of the whole machine, not of a namespace.
+CUBIC_HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
 # IPv4 + TCP header bytes without options: the MTU that carries an MSS.
 HEADER_BYTES = 40
 MIN_MTU = 1500
@@ -134,6 +137,15 @@ def _validate(plan: Mapping[str, Any]) -> None:
             "Linux's delayed-ACK timer adapts between 40 and 200 ms and cannot be set per "
             "socket; the emu backend accepts only values in that range",
         )
+        if "hystart" in tcp and LINUX_CC.get(tcp["cc"]) == "cubic":
+            linux = CUBIC_HYSTART.exists() and CUBIC_HYSTART.read_text().strip() != "0"
+            _check(
+                bool(tcp["hystart"]) == linux,
+                f"{at}.hystart",
+                f"Linux's HyStart is a machine-wide module parameter ({CUBIC_HYSTART} is "
+                f"{'on' if linux else 'off'} here), not a per-namespace setting; the emu "
+                "backend does not change it",
+            )
         _check(
             tcp.get("abc", True),
             f"{at}.abc",

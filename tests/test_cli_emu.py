@@ -1,0 +1,75 @@
+"""`tcplab compare`, `tcplab emu cleanup` and `tcplab measure` as a user types them.
+The emu comparison needs root (CI has it), TUN devices and network namespaces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tcplab.cli import app
+
+runner = CliRunner()
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+SHORT_GEO = """
+name = "geo-short"
+duration = "6s"
+[[hosts]]
+name = "client"
+[hosts.tcp]
+cc = "reno"
+sndbuf = "16KiB"
+rcvbuf = "16KiB"
+window_scaling = false
+[[hosts]]
+name = "server"
+[hosts.tcp]
+cc = "reno"
+sndbuf = "16KiB"
+rcvbuf = "16KiB"
+window_scaling = false
+[[links]]
+rate = "2.048Mbps"
+delay = "275ms"
+"""
+
+
+def test_compare_prints_the_backends_side_by_side() -> None:
+    result = runner.invoke(
+        app, ["compare", str(EXAMPLES / "geo-netperf.toml"), "--backends", "sim,model"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "sim vs model" in result.output
+    assert "model / sim" in result.output
+    assert "goodput per interval" in result.output
+
+
+def test_compare_needs_two_backends() -> None:
+    result = runner.invoke(
+        app, ["compare", str(EXAMPLES / "geo-netperf.toml"), "--backends", "sim"]
+    )
+    assert result.exit_code == 2
+    assert "name at least two backends" in result.output
+
+
+def test_compare_sim_and_the_real_kernel(tmp_path: Path) -> None:
+    scenario = tmp_path / "geo-short.toml"
+    scenario.write_text(SHORT_GEO)
+    result = runner.invoke(app, ["compare", str(scenario), "--backends", "sim,emu"])
+    assert result.exit_code == 0, result.output
+    assert "sim vs emu" in result.output
+    assert "emulator lateness p99" in result.output
+    assert "window offered (TCP_INFO)" in result.output
+
+
+def test_emu_cleanup_leaves_nothing_of_dead_runs() -> None:
+    result = runner.invoke(app, ["emu", "cleanup"])
+    assert result.exit_code == 0, result.output
+
+
+def test_measure_commands_are_there() -> None:
+    for command in ("server", "client"):
+        result = runner.invoke(app, ["measure", command, "--help"])
+        assert result.exit_code == 0
+        assert "--cc" in result.output
