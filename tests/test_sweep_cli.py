@@ -207,8 +207,8 @@ def test_the_progress_bar_counts_stored_runs_and_failures() -> None:
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120)
     with SweepProgress(console, total=4, done=1, enabled=True) as progress:
-        progress(None, None)  # type: ignore[arg-type]
-        progress(None, "boom")  # type: ignore[arg-type]
+        progress(None, None)
+        progress(None, "boom")
     text = screen.getvalue()
     assert "3/4" in text
     assert "1 failed" in text
