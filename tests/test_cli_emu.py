@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest import MonkeyPatch
 from typer.testing import CliRunner
 
 from tcplab.cli import app
@@ -53,14 +54,21 @@ def test_compare_needs_two_backends() -> None:
     assert "name at least two backends" in result.output
 
 
-def test_compare_sim_and_the_real_kernel(tmp_path: Path) -> None:
+def test_compare_sim_and_the_real_kernel(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
     scenario = tmp_path / "geo-short.toml"
     scenario.write_text(SHORT_GEO)
+    monkeypatch.setenv("TCPLAB_EMU_PACKET_LOG", str(tmp_path / "log" / "geo"))
     result = runner.invoke(app, ["compare", str(scenario), "--backends", "sim,emu"])
     assert result.exit_code == 0, result.output
     assert "sim vs emu" in result.output
     assert "emulator lateness p99" in result.output
     assert "window offered (TCP_INFO)" in result.output
+    # The per-packet log asked for through the environment: CSV and mahimahi's format.
+    rows = (tmp_path / "log" / "geo.csv").read_text().splitlines()
+    assert rows[0].startswith("t_ns,direction,link") and len(rows) > 100
+    mahimahi = (tmp_path / "log" / "geo.link0.forward.log").read_text().splitlines()
+    assert mahimahi[0].startswith("# mahimahi mm-link log")
+    assert any(" + " in line for line in mahimahi)
 
 
 def test_emu_cleanup_leaves_nothing_of_dead_runs() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import platform
 import select
 import shutil
@@ -81,6 +82,10 @@ SLACK_S = 60.0
 SSTHRESH_INFINITE_BYTES = 2**32 - 1
 IPERF3_MISSING = "iperf3 is not installed (apt-get install iperf3; scripts/setup does it as root)"
 LISTEN_POLL_S = 0.05
+PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
+# Records kept in memory for the log (about 40 bytes each); later packets are counted as
+# truncated, so a long fast run cannot exhaust memory.
+PACKET_LOG_RECORDS = 10_000_000
 IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
@@ -283,6 +288,16 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     return dict(json.loads(out))
 
 
+def _packet_log_from_environment() -> dict[str, Any] | None:
+    """The per-packet log asked for with TCPLAB_EMU_PACKET_LOG=PREFIX: PREFIX.csv and the
+    mahimahi logs PREFIX.link<i>.<direction>.log (docs/emu.md)."""
+    prefix = os.environ.get(PACKET_LOG_VARIABLE)
+    if not prefix:
+        return None
+    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+    return {"csv": f"{prefix}.csv", "mahimahi_prefix": prefix, "max_records": PACKET_LOG_RECORDS}
+
+
 @contextlib.contextmanager
 def _sigterm_exits() -> Iterator[None]:
     """Turn SIGTERM into SystemExit while namespaces exist, so that `kill` cleans up as
@@ -313,7 +328,7 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
         "links": plan["links"],
         "max_duration_ns": int((duration_s + 4 * SLACK_S) * NS_PER_S),
         "realtime": True,
-        "packet_log": plan.get("emu", {}).get("packet_log"),
+        "packet_log": plan.get("emu", {}).get("packet_log") or _packet_log_from_environment(),
     }
     hosts = (host_setup(sender, receiver), host_setup(receiver, sender))
     iperf3 = plan["app"].get("tool", "tcplab") == "iperf3"
