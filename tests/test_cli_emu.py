@@ -81,3 +81,15 @@ def test_measure_commands_are_there() -> None:
         result = runner.invoke(app, ["measure", command, "--help"])
         assert result.exit_code == 0
         assert "--cc" in result.output
+
+
+def test_emu_refuses_clearly_without_root(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
+    scenario = tmp_path / "geo-short.toml"
+    scenario.write_text(SHORT_GEO)
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    result = runner.invoke(app, ["run", str(scenario), "--backend", "emu", "--no-save"])
+    assert result.exit_code == 2
+    assert "error: the emu backend needs root" in result.output
+    result = runner.invoke(app, ["emu", "cleanup"])
+    assert result.exit_code == 2
+    assert "needs root" in result.output
