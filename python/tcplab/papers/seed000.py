@@ -169,14 +169,16 @@ def _half_at_low_ebno(results: Results) -> Verdict:
 
 
 def _below_window_bound(results: Results) -> Verdict:
+    # The paper's "measured maximum" is a mean of three runs, so the mean is what is judged;
+    # the confidence interval is shown beside it.
     means = results.means(EXPERIMENT)
     best = means.loc[means["goodput_bps"].idxmax()]
-    ceiling = best["goodput_bps"] + (best.get("goodput_bps_ci95") or 0.0)
-    held = ceiling < PAPER_WINDOW_BOUND_BPS
+    ci95 = best.get("goodput_bps_ci95")
+    held = best["goodput_bps"] < PAPER_WINDOW_BOUND_BPS
     return Verdict(
         HELD if held else NOT_HELD,
-        f"highest mean {_kbps(best['goodput_bps'])} (upper 95 % limit {_kbps(ceiling)}) at "
-        f"{best[BUFFER] // KIB} KiB, {best[EBNO]} dB; bound {_kbps(PAPER_WINDOW_BOUND_BPS)}",
+        f"highest mean {display.rate(best['goodput_bps'], None if pd.isna(ci95) else ci95)} "
+        f"at {best[BUFFER] // KIB} KiB, {best[EBNO]} dB; bound {_kbps(PAPER_WINDOW_BOUND_BPS)}",
     )
 
 
