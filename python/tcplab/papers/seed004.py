@@ -57,8 +57,8 @@ def grid(quick: bool) -> dict[str, Any]:
     """The paper's five rows as a zip sweep of the sender's congestion control and IW.
 
     The hosts are tcplab's linux-4.18 stack profile (SACK, timestamps, byte counting, 4 MiB
-    send buffer), with the receive buffer at the window Linux 4.18 advertises at most: half
-    of tcp_rmem's 6 MiB maximum (tcp_adv_win_scale = 1), 3 MiB. The paper's per-second peak,
+    send buffer, and a 3 MiB receive buffer: the window Linux 4.18 advertises at most, half
+    of tcp_rmem's 6 MiB maximum with tcp_adv_win_scale = 1). The paper's per-second peak,
     4.75 MBytes ≈ 2.85 MiB per 600 ms round trip, matches that window.
     The bottleneck queue holds one bandwidth-delay product, 100 Mb/s × 0.6 s = 7.5 MB.
     A loss-free path has nothing random in it, so one repetition is the whole answer (quick
@@ -66,7 +66,7 @@ def grid(quick: bool) -> dict[str, Any]:
     """
     # cc and initial_window are the first row's; the sweep sets the sender's per row (the
     # receiver's congestion control plays no part).
-    tcp = {"profile": "linux-4.18", "cc": "reno", "initial_window": LINUX_IW, "rcvbuf": "3MiB"}
+    tcp = {"profile": "linux-4.18", "cc": "reno", "initial_window": LINUX_IW}
     return {
         "name": "seed004-lfp",
         "backend": "sim",
@@ -242,7 +242,7 @@ PACK = Pack(
         Experiment(
             EXPERIMENT,
             "sender's congestion control and initial window, zipped as Table 1's rows; "
-            "stack profile linux-4.18 with a 3 MiB receive window; 100 Mb/s, 300 ms each way, "
+            "stack profile linux-4.18 (3 MiB receive window); 100 Mb/s, 300 ms each way, "
             "queue of one BDP (7.5 MB)",
             grid,
         ),
