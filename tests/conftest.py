@@ -16,6 +16,8 @@ _TCP: dict[str, Any] = {
     "window_scaling": False,
     "sack": False,
     "timestamps": False,
+    "abc": False,
+    "hystart": False,
     "delayed_ack": False,
     "delack_timeout_ns": 200_000_000,
     "nagle": True,

@@ -25,6 +25,7 @@ GEO_TCP = {
     "sack": False,
     "timestamps": False,
     "abc": False,
+    "hystart": False,
     "delayed_ack": True,
     "delack_timeout_ns": 200_000_000,
     "nagle": True,

@@ -43,6 +43,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "sack": tcp.sack,
         "timestamps": tcp.timestamps,
         "abc": tcp.abc,
+        "hystart": tcp.hystart,
         "delayed_ack": tcp.delayed_ack,
         "delack_timeout_ns": tcp.delack_timeout,
         "nagle": tcp.nagle,

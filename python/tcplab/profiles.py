@@ -31,6 +31,9 @@ _LINUX = {
     "timestamps": True,
     # tcp_slow_start() credits every acknowledged segment, as byte counting does (RFC 3465)
     "abc": True,
+    # Linux's CUBIC leaves slow start on a delay rise (HyStart, hystart=1); tcplab models
+    # its standardised successor, HyStart++ (RFC 9406)
+    "hystart": True,
     "delayed_ack": True,
     # TCP_DELACK_MIN = HZ/25: the delayed-ACK timer starts at 40 ms (it adapts up to 200 ms)
     "delack_timeout": "40ms",
@@ -51,6 +54,7 @@ _WINDOWS_9X_NT = {
     "sack": False,
     "timestamps": False,
     "abc": False,
+    "hystart": False,
     "delayed_ack": True,
     # Windows acknowledges at the latest after 200 ms
     "delack_timeout": "200ms",

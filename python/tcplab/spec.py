@@ -121,6 +121,9 @@ class Tcp(_Model):
         False, description="timestamps option (RFC 7323): RTT samples for resent data, 12 B"
     )
     abc: bool = Field(False, description="appropriate byte counting (RFC 3465, L = 2 SMSS)")
+    hystart: bool = Field(
+        False, description="HyStart++ (RFC 9406) ends the initial slow start on a delay rise"
+    )
     delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
     delack_timeout: PositiveDuration = Field(
         "200ms", validate_default=True, description="delayed-ACK timer"

@@ -91,8 +91,9 @@ impl Simulation {
             window_scaling: src.window_scaling,
             sack: src.sack,
             timestamps: src.timestamps,
-            nagle: src.nagle,
             abc: src.abc,
+            hystart: src.hystart,
+            nagle: src.nagle,
             fast_retransmit: src.fast_retransmit,
             min_rto_ns: src.min_rto_ns,
         });

@@ -6,6 +6,7 @@
 //! so wrap-around and PAWS are outside the model; the SYN occupies no sequence space here.
 
 pub mod cc;
+pub mod hystart;
 mod ranges;
 mod receiver;
 mod rto;

@@ -8,6 +8,7 @@ mod sack_recovery;
 use std::collections::VecDeque;
 
 use super::cc::{self, CcState, CongestionControl, RateSample, Recovery};
+use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
 use super::sack::Scoreboard;
 use super::segment::TIMESTAMPS_OPTION_BYTES;
 use super::{timestamp_clock, window_shift_for, RtoEstimator, Segment, Timestamps};
@@ -28,6 +29,7 @@ pub struct SenderConfig {
     pub sack: bool,
     pub timestamps: bool,
     pub abc: bool,
+    pub hystart: bool,
     pub nagle: bool,
     pub fast_retransmit: bool,
     pub min_rto_ns: Nanos,
@@ -119,6 +121,10 @@ pub struct Sender {
     pacing_wait: bool,
     /// The delivery-rate sample of the ACK being processed.
     rate_sample: Option<RateSample>,
+    /// The RTT sample of the ACK being processed.
+    rtt_sample: Option<Nanos>,
+    /// HyStart++ for the initial slow start (RFC 9406), when asked for.
+    hystart: Option<HyStartPlusPlus>,
     pub stats: SenderStats,
 }
 
@@ -162,6 +168,9 @@ impl Sender {
             next_send_at: 0,
             pacing_wait: false,
             rate_sample: None,
+            rtt_sample: None,
+            // BBR has its own way out of startup.
+            hystart: (cfg.hystart && cfg.cc != "bbr").then(HyStartPlusPlus::default),
             stats: SenderStats::default(),
             cfg,
         }
@@ -416,7 +425,7 @@ impl Sender {
             if self.in_recovery {
                 self.on_ack_in_recovery(now, acked, out);
             } else {
-                self.cwnd = self.cc.on_ack(&self.cc_state(now), acked);
+                self.grow_window(now, acked);
                 self.restart_timer(now);
             }
         } else if self.is_duplicate_ack(seg, window_changed) {
@@ -462,13 +471,16 @@ impl Sender {
             ambiguous |= t.retransmitted;
             newest = self.timed.pop_front();
         }
-        match (oldest, ambiguous, seg.timestamps) {
-            (Some(sent_at), false, _) => self.rto.sample(now - sent_at),
+        self.rtt_sample = match (oldest, ambiguous, seg.timestamps) {
+            (Some(sent_at), false, _) => Some(now - sent_at),
             (_, true, Some(ts)) if self.timestamps => {
                 let ms = timestamp_clock(now).wrapping_sub(ts.ecr);
-                self.rto.sample(u64::from(ms) * 1_000_000);
+                Some(u64::from(ms) * 1_000_000)
             }
-            _ => {}
+            _ => None,
+        };
+        if let Some(rtt) = self.rtt_sample {
+            self.rto.sample(rtt);
         }
         if delivered == 0 {
             return;
@@ -573,6 +585,30 @@ impl Sender {
                 .pipe(self.snd_una, self.snd_max, self.high_rxt, self.mss)
         } else {
             self.snd_max - self.snd_una
+        }
+    }
+
+    /// Window growth on an ACK of new data outside recovery: the algorithm's, except that
+    /// during the initial slow start HyStart++ may slow it to Conservative Slow Start and
+    /// then end slow start by setting ssthresh = cwnd (RFC 9406 §4.2). Only the initial
+    /// slow start uses it (§4.3): after a loss ssthresh is finite and it stays out.
+    fn grow_window(&mut self, now: Nanos, acked: u64) {
+        let grown = self.cc.on_ack(&self.cc_state(now), acked);
+        let in_initial_slow_start = self.ssthresh == u64::MAX;
+        match &mut self.hystart {
+            Some(h) if in_initial_slow_start => {
+                match h.on_ack(self.snd_una, self.snd_nxt, self.rtt_sample) {
+                    Phase::SlowStart => self.cwnd = grown,
+                    Phase::Css { .. } => {
+                        self.cwnd += grown.saturating_sub(self.cwnd) / CSS_GROWTH_DIVISOR;
+                    }
+                    Phase::Done => {
+                        self.cwnd += grown.saturating_sub(self.cwnd) / CSS_GROWTH_DIVISOR;
+                        self.ssthresh = self.cwnd;
+                    }
+                }
+            }
+            _ => self.cwnd = grown,
         }
     }
 

@@ -25,7 +25,7 @@ impl Sender {
             self.dupacks = 0;
             self.restart_timer(now);
             if !self.in_recovery {
-                self.cwnd = self.cc.on_ack(&self.cc_state(now), acked);
+                self.grow_window(now, acked);
             } else if self.recover.is_some_and(|point| self.snd_una >= point) {
                 // (A): a cumulative ACK at or past RecoveryPoint ends recovery.
                 self.in_recovery = false;

@@ -16,6 +16,7 @@ fn config() -> SenderConfig {
         sack: false,
         timestamps: false,
         abc: false,
+        hystart: false,
         nagle: true,
         fast_retransmit: true,
         min_rto_ns: 200 * MS,
