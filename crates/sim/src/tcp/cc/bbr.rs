@@ -283,104 +283,96 @@ mod tests {
 
     const MS: Nanos = 1_000_000;
 
-    /// Feeds BBR one round trip of ACKs on a path of `bw` bytes/s and `rtt` ms. In flight
-    /// is what the cwnd and the pacing rate allow over one round trip.
-    fn round(
-        bbr: &mut Bbr,
-        now: &mut Nanos,
-        delivered: &mut u64,
-        cwnd: &mut u64,
-        bw: f64,
-        rtt: u64,
-    ) {
-        let paced = bbr.pacing_rate().map_or(u64::MAX, |r| r * rtt / 1000);
-        let flight = (*cwnd).min(paced);
-        let acks = (flight / 1000).max(1);
-        let per_ack = (bw * rtt as f64 / 1e3 / acks as f64).min(1000.0) as u64;
-        for _ in 0..acks {
-            *now += rtt * MS / acks;
-            let prior = *delivered;
-            *delivered += per_ack;
-            let s = CcState {
-                now: *now,
-                cwnd: *cwnd,
-                flight,
-                delivered: *delivered,
-                ..state(0, u64::MAX, *now)
-            };
-            let rs = RateSample {
-                prior_delivered: prior.saturating_sub(flight),
-                delivered: (bw * rtt as f64 / 1e3) as u64,
-                interval_ns: rtt * MS,
-                rtt_ns: rtt * MS,
-                app_limited: false,
-                acked: per_ack,
-            };
-            *cwnd = bbr.on_rate_sample(&s, &rs).unwrap();
+    /// A sender driven by BBR on a path of 1 MB/s.
+    struct Harness {
+        bbr: Bbr,
+        now: Nanos,
+        delivered: u64,
+        cwnd: u64,
+    }
+
+    const BW: f64 = 1_000_000.0;
+
+    impl Harness {
+        fn new() -> Self {
+            Self {
+                bbr: Bbr::default(),
+                now: 0,
+                delivered: 0,
+                cwnd: 10_000,
+            }
+        }
+
+        /// One round trip of ACKs at RTT `rtt` ms. In flight is what the cwnd and the
+        /// pacing rate allow over the round.
+        fn round(&mut self, rtt: u64) {
+            let paced = self.bbr.pacing_rate().map_or(u64::MAX, |r| r * rtt / 1000);
+            let flight = self.cwnd.min(paced);
+            let acks = (flight / 1000).max(1);
+            let per_ack = (BW * rtt as f64 / 1e3 / acks as f64).min(1000.0) as u64;
+            for _ in 0..acks {
+                self.now += rtt * MS / acks;
+                let prior = self.delivered;
+                self.delivered += per_ack;
+                let s = CcState {
+                    now: self.now,
+                    cwnd: self.cwnd,
+                    flight,
+                    delivered: self.delivered,
+                    ..state(0, u64::MAX, self.now)
+                };
+                let rs = RateSample {
+                    prior_delivered: prior.saturating_sub(flight),
+                    delivered: (BW * rtt as f64 / 1e3) as u64,
+                    interval_ns: rtt * MS,
+                    rtt_ns: rtt * MS,
+                    app_limited: false,
+                    acked: per_ack,
+                };
+                self.cwnd = self.bbr.on_rate_sample(&s, &rs).unwrap();
+            }
+        }
+
+        fn rounds(&mut self, n: usize, rtt: u64) {
+            for _ in 0..n {
+                self.round(rtt);
+            }
         }
     }
 
     #[test]
     fn startup_paces_at_high_gain_and_finds_the_bandwidth() {
-        let mut bbr = Bbr::default();
-        let (mut now, mut delivered, mut cwnd) = (0, 0, 10_000);
-        for _ in 0..30 {
-            round(
-                &mut bbr,
-                &mut now,
-                &mut delivered,
-                &mut cwnd,
-                1_000_000.0,
-                100,
-            );
-        }
+        let mut h = Harness::new();
+        h.rounds(30, 100);
         // 1 MB/s is found; the pipe counts as full after three rounds without 25 % growth.
-        assert!((bbr.max_bw() - 1_000_000.0).abs() < 1.0);
-        assert!(bbr.filled_pipe);
-        assert_ne!(bbr.mode, Mode::Startup);
+        assert!((h.bbr.max_bw() - BW).abs() < 1.0);
+        assert!(h.bbr.filled_pipe);
+        assert_ne!(h.bbr.mode, Mode::Startup);
     }
 
     #[test]
     fn probe_bw_cwnd_is_two_bdp_plus_the_send_quantum() {
-        let mut bbr = Bbr::default();
-        let (mut now, mut delivered, mut cwnd) = (0, 0, 10_000);
-        for _ in 0..60 {
-            round(
-                &mut bbr,
-                &mut now,
-                &mut delivered,
-                &mut cwnd,
-                1_000_000.0,
-                100,
-            );
-        }
-        assert_eq!(bbr.mode, Mode::ProbeBw);
+        let mut h = Harness::new();
+        h.rounds(60, 100);
+        assert_eq!(h.bbr.mode, Mode::ProbeBw);
         // BDP = 1 MB/s × 100 ms = 100 kB.
-        assert_eq!(bbr.target_inflight(CWND_GAIN, 1000), Some(203_000));
-        assert!(cwnd <= 203_000);
-        let rate = bbr.pacing_rate().unwrap() as f64;
-        let gain = bbr.pacing_gain();
+        assert_eq!(h.bbr.target_inflight(CWND_GAIN, 1000), Some(203_000));
+        assert!(h.cwnd <= 203_000);
+        let rate = h.bbr.pacing_rate().unwrap() as f64;
+        let gain = h.bbr.pacing_gain();
         assert!((rate - gain * 990_000.0).abs() < 1.0, "{rate}");
     }
 
     #[test]
     fn probe_rtt_after_ten_seconds_without_a_lower_rtt() {
-        let mut bbr = Bbr::default();
-        let (mut now, mut delivered, mut cwnd) = (0, 0, 10_000);
         // The path's RTT rises from 100 to 120 ms: the 100 ms sample expires after 10 s.
-        for r in 0..200 {
-            let rtt = if r < 20 { 100 } else { 120 };
-            round(
-                &mut bbr,
-                &mut now,
-                &mut delivered,
-                &mut cwnd,
-                1_000_000.0,
-                rtt,
-            );
-            if bbr.mode == Mode::ProbeRtt {
-                assert!(now > MIN_RTT_WINDOW_NS);
-                assert_eq!(cwnd, MIN_CWND_SEGMENTS * 1000);
+        let mut h = Harness::new();
+        h.rounds(20, 100);
+        for _ in 0..180 {
+            h.round(120);
+            if h.bbr.mode == Mode::ProbeRtt {
+                assert!(h.now > MIN_RTT_WINDOW_NS);
+                assert_eq!(h.cwnd, MIN_CWND_SEGMENTS * 1000);
                 return;
             }
         }
