@@ -25,6 +25,8 @@ plan = make_plan(
     duration_ns=int(float(sys.argv[1]) * 1e9),
     links=[{"forward": direction, "reverse": direction}],
     tcp__delack_timeout_ns=200_000_000,
+    # Linux always counts the segments an ACK covers (RFC 3465 byte counting).
+    tcp__abc=True,
 )
 emu.run(plan)
 print("done", flush=True)
