@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pytest import MonkeyPatch
 from typer.testing import CliRunner
 
+import tcplab
+from tcplab.backends import emu
 from tcplab.cli import app
+from tcplab.plan import resolve
 
 runner = CliRunner()
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -93,3 +97,11 @@ def test_emu_refuses_clearly_without_root(tmp_path: Path, monkeypatch: MonkeyPat
     result = runner.invoke(app, ["emu", "cleanup"])
     assert result.exit_code == 2
     assert "needs root" in result.output
+
+
+def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() -> None:
+    spec = tcplab.load_spec(EXAMPLES / "geo-emu.toml")
+    assert spec.backend == "emu"
+    emu.validate(resolve(spec))
+    with pytest.raises(ValueError, match="hosts.0.tcp.abc: .* set abc = true"):
+        emu.validate(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")))

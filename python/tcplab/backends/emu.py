@@ -114,7 +114,7 @@ def linux_cc(cc: str, field: str) -> str:
     return str(name)
 
 
-def _validate(plan: Mapping[str, Any]) -> None:
+def validate(plan: Mapping[str, Any]) -> None:
     """Refuse what the real stack cannot be made to do, naming the plan field."""
     _check(
         "trace" not in plan,
@@ -155,7 +155,8 @@ def _validate(plan: Mapping[str, Any]) -> None:
             tcp.get("abc", True),
             f"{at}.abc",
             "Linux's slow start always counts the segments an ACK covers (tcp_slow_start), "
-            "as byte counting does; abc = false cannot be emulated",
+            "as byte counting does, so abc = false cannot be emulated; set abc = true to run "
+            "this scenario on emu (examples/geo-emu.toml does so for the windows-nt4 profile)",
         )
     app = plan["app"]
     _check(app["kind"] in ("bulk", "file"), "app.kind", f"{app['kind']!r}; accepted: bulk, file")
@@ -318,7 +319,7 @@ def _sigterm_exits() -> Iterator[None]:
 
 def run(plan: Mapping[str, Any]) -> dict[str, Any]:
     """Run `plan` on the real kernel over the emulated path; result in the sim's schema."""
-    _validate(plan)
+    validate(plan)
     require_root()
     sender, receiver = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
     mtu = max(MIN_MTU, max(int(sender["mss"]), int(receiver["mss"])) + HEADER_BYTES)
@@ -362,7 +363,7 @@ def _iperf3(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     _wait_for_port(net, PORT, SLACK_S)
     client = ["iperf3", "-c", RECEIVER_ADDRESS, "-p", port, "-J", "--get-server-output"]
     client += ["-i", interval, "-l", str(app["message_size"]), "-C", LINUX_CC[sender["cc"]]]
-    # -w: SO_SNDBUF and SO_RCVBUF on both ends (the buffers are all equal, see _validate).
+    # -w: SO_SNDBUF and SO_RCVBUF on both ends (the buffers are all equal, see validate).
     client += ["-w", str(sender["sndbuf"]), "-M", str(sender["mss"])]
     if not sender["nagle"]:
         client.append("-N")
