@@ -21,9 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -55,20 +57,39 @@ TCPLAB_TIMING_REPEATS = 5
 DEFAULT_MIN_RTO = "1s"
 
 
-def tcp(sndbuf: str, rcvbuf: str, window_scaling: bool, min_rto: str) -> dict[str, Any]:
-    """One host's TCP block. Every setting that differs between the two simulators' defaults
-    is written out, so that the plan (and so ns-3) receives it explicitly."""
+# What tcplab's `abc` must be for its slow start to grow as ns-3's algorithm does: ns-3's
+# TcpNewReno adds one MSS per ACK, its TcpCubic adds segmentsAcked*MSS per ACK (tcplab's
+# byte counting, L = 2 SMSS, for every ACK that covers at most two segments, as a delayed
+# ACK does), and both simulators' Hybla add 2^rho - 1 segments per ACK whatever it covers.
+ABC_LIKE_NS3 = {"newreno": False, "cubic": True, "hybla": False}
+
+
+def tcp(
+    sndbuf: str,
+    rcvbuf: str,
+    window_scaling: bool,
+    min_rto: str,
+    *,
+    cc: str = "newreno",
+    sack: bool = False,
+    initial_window: int = 10,
+) -> dict[str, Any]:
+    """One host's TCP block. Every field is written out, none left to the profile, so that
+    the plan (and so ns-3) receives each setting explicitly."""
     return {
-        "cc": "newreno",
+        "cc": cc,
         "sndbuf": sndbuf,
         "rcvbuf": rcvbuf,
         "mss": 1460,
-        "initial_window": 10,
+        "initial_window": initial_window,
         "window_scaling": window_scaling,
-        "sack": False,
-        # ns-3's NewReno has no byte counting; timestamps would cost 12 B per segment.
+        "sack": sack,
+        # Timestamps would cost 12 B per segment on both sides; neither needs them here.
         "timestamps": False,
-        "abc": False,
+        "abc": ABC_LIKE_NS3[cc],
+        # The linux profile turns HyStart++ on; ns-3's TcpCubic::HyStart (the 2008 HyStart,
+        # not RFC 9406) is set off to match, and ns-3's NewReno and Hybla have none.
+        "hystart": False,
         "delayed_ack": True,
         "delack_timeout": "200ms",
         "nagle": True,
@@ -77,12 +98,21 @@ def tcp(sndbuf: str, rcvbuf: str, window_scaling: bool, min_rto: str) -> dict[st
     }
 
 
-def geo_spec(ber: float, duration: str, min_rto: str = DEFAULT_MIN_RTO) -> Spec:
-    """Target (a): the geo-netperf example with a forward bit error rate."""
-    host_tcp = tcp("32KiB", "32KiB", window_scaling=False, min_rto=min_rto)
+def geo_spec(
+    ber: float,
+    duration: str,
+    min_rto: str = DEFAULT_MIN_RTO,
+    *,
+    cc: str = "newreno",
+    sack: bool = False,
+    buffers: str = "32KiB",
+) -> Spec:
+    """Targets (a) and (e): the geo-netperf example with a forward bit error rate."""
+    host_tcp = tcp(buffers, buffers, window_scaling=False, min_rto=min_rto, cc=cc, sack=sack)
+    suffix = "" if (cc, sack) == ("newreno", False) else f"-{cc}{'-sack' if sack else ''}"
     return validate_spec(
         {
-            "name": f"geo-ber-{ber:g}",
+            "name": f"geo-ber-{ber:g}{suffix}",
             "duration": duration,
             "hosts": [{"name": "client", "tcp": host_tcp}, {"name": "server", "tcp": host_tcp}],
             "links": [
@@ -99,12 +129,31 @@ def geo_spec(ber: float, duration: str, min_rto: str = DEFAULT_MIN_RTO) -> Spec:
     )
 
 
-def lfn_spec(duration: str, min_rto: str = DEFAULT_MIN_RTO) -> Spec:
-    """Target (b): the long-fat-pipe example; the queue is one BDP, 100 Mb/s x 0.6 s / 8."""
-    host_tcp = tcp("64MiB", "64MiB", window_scaling=True, min_rto=min_rto)
+def lfn_spec(
+    duration: str,
+    min_rto: str = DEFAULT_MIN_RTO,
+    *,
+    cc: str = "newreno",
+    initial_window: int = 10,
+    sack: bool = False,
+) -> Spec:
+    """Targets (b) and (d): the long-fat-pipe example; the queue is one BDP, 100 Mb/s x 0.6 s
+    / 8. 64 MiB buffers (over 8x BDP + queue) so that the path and the congestion window,
+    not the socket buffers, limit: the question of (d) is what the initial window does."""
+    host_tcp = tcp(
+        "64MiB",
+        "64MiB",
+        window_scaling=True,
+        min_rto=min_rto,
+        cc=cc,
+        sack=sack,
+        initial_window=initial_window,
+    )
+    default = (cc, initial_window, sack) == ("newreno", 10, False)
+    name = "long-fat-pipe" if default else f"lfn-{cc}-iw{initial_window}{'-sack' if sack else ''}"
     return validate_spec(
         {
-            "name": "long-fat-pipe",
+            "name": name,
             "duration": duration,
             "hosts": [{"name": "client", "tcp": host_tcp}, {"name": "server", "tcp": host_tcp}],
             "links": [
@@ -122,6 +171,11 @@ class Pair:
     scenario: str
     seed: int
     plan: dict[str, Any]
+    # Rough seconds of ns-3 Simulator::Run on an idle 2-core machine, so that the pool starts
+    # the long runs first and the short ones fill in beside them.
+    ns3_cost_s: float = 1.0
+    # ns3_peer.py switches sent beside the plan (ns3_options), e.g. the Hybla rho diagnostic.
+    ns3_options: dict[str, Any] = field(default_factory=dict)
     tcplab: dict[str, Any] = field(default_factory=dict)
     tcplab_wall_s: float = 0.0
     ns3: dict[str, Any] = field(default_factory=dict)
@@ -139,19 +193,71 @@ def run_tcplab(plan: dict[str, Any], repeats: int = 1) -> tuple[dict[str, Any], 
     return json.loads(out), statistics.median(walls)
 
 
-def run_ns3(plan: dict[str, Any], verbose: bool = False) -> dict[str, Any]:
-    """ns3_peer.py on `plan` in the ns-3 venv; raises on a crash, returns its JSON."""
-    cmd = [str(NS3_PYTHON), str(NS3_PEER), "-"] + (["--verbose"] if verbose else [])
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, input=json.dumps(plan), capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"ns3_peer.py exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr[-4000:]}"
+class Ns3Worker:
+    """One `ns3_peer.py --serve` process: it pays the cppyy import (7-12 s idle, far more on
+    a busy machine) once and then runs plans one at a time, a JSON line each way."""
+
+    def __init__(self) -> None:
+        # stderr to a file, not a pipe: nobody reads it while the process runs, and a full
+        # pipe would block it. It holds cppyy's noise and, on a crash, the traceback.
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(
+            [str(NS3_PYTHON), str(NS3_PEER), "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
         )
-    result = json.loads(proc.stdout)
-    result["wall_s_process"] = wall
-    return result
+
+    def run(self, plan: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The plan's ns-3 result; raises when the process dies or refuses the plan."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        t0 = time.perf_counter()
+        line_in = {**plan, "ns3_options": options} if options else plan
+        self.proc.stdin.write(json.dumps(line_in) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            rc = self.proc.wait()
+            self.stderr.seek(0)
+            raise RuntimeError(f"ns3_peer.py --serve exited {rc}:\n{self.stderr.read()[-4000:]}")
+        result = json.loads(line)
+        if "error" in result:
+            raise RuntimeError(f"ns3_peer.py refused the plan: {result['error']}")
+        result["wall_s_call"] = time.perf_counter() - t0
+        return result
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+        self.stderr.close()
+
+
+def run_ns3_pool(pairs: list[Pair], workers: list[Ns3Worker], console: Console) -> None:
+    """Every pair's plan on the workers, longest expected runs first, each worker taking the
+    next plan as soon as it is free."""
+    todo: queue.Queue[Pair] = queue.Queue()
+    for p in sorted(pairs, key=lambda q: -q.ns3_cost_s):
+        todo.put(p)
+    t0 = time.perf_counter()
+
+    def drain(worker: Ns3Worker) -> None:
+        while True:
+            try:
+                p = todo.get_nowait()
+            except queue.Empty:
+                return
+            p.ns3 = worker.run(p.plan, p.ns3_options)
+            if p.ns3["wall_s_run"] > 20:
+                console.print(
+                    f"  ns-3 {p.scenario} seed {p.seed}: Simulator::Run "
+                    f"{p.ns3['wall_s_run']:.0f} s (at {time.perf_counter() - t0:.0f} s)"
+                )
+
+    with ThreadPoolExecutor(max_workers=len(workers)) as pool:
+        # list() re-raises the first worker's exception here.
+        list(pool.map(drain, workers))
 
 
 def pct_diff(ours: float, theirs: float) -> float:
@@ -184,8 +290,8 @@ def queue_drops(result: dict[str, Any]) -> int:
     return sum(int(link.get("drops_queue", 0)) for link in result.get("links", []))
 
 
-def geo_report(console: Console, name: str, pairs: list[Pair]) -> dict[str, Any]:
-    table = Table(title=f"(a) {name}: mean goodput over seeds, tcplab vs ns-3")
+def geo_report(console: Console, label: str, name: str, pairs: list[Pair]) -> dict[str, Any]:
+    table = Table(title=f"{label} {name}: mean goodput over seeds, tcplab vs ns-3")
     for col in (
         "seed",
         "tcplab kbit/s",
@@ -231,6 +337,8 @@ def geo_report(console: Console, name: str, pairs: list[Pair]) -> dict[str, Any]
         "seeds": [p.seed for p in pairs],
         "tcplab_goodput_bps": [p.tcplab["summary"]["goodput_bps"] for p in pairs],
         "ns3_goodput_bps": [p.ns3["goodput_bps"] for p in pairs],
+        "tcplab_retx_fr_rto": [losses(p.tcplab["summary"]) for p in pairs],
+        "ns3_retx_fr_rto": [losses(p.ns3) for p in pairs],
         "tcplab_mean_bps": ours_mean,
         "ns3_mean_bps": theirs_mean,
         "diff_pct": diff,
@@ -272,6 +380,126 @@ def lfn_report(console: Console, pair: Pair) -> dict[str, Any]:
     }
 
 
+def lfn_label(pair: Pair) -> str:
+    tcp_block = pair.plan["hosts"][0]["tcp"]
+    return f"{tcp_block['cc']} IW{tcp_block['initial_window']}"
+
+
+def lfn_matrix_report(console: Console, pairs: list[Pair]) -> list[dict[str, Any]]:
+    """(d): one column pair per (cc, IW), then the totals with the ±10 % verdict."""
+    series = Table(
+        title="(d) long fat pipe, SACK on: MB (10^6 B) delivered per second, tcplab | ns-3"
+    )
+    series.add_column("t (s)", justify="right")
+    for p in pairs:
+        series.add_column(f"{lfn_label(p)}\ntcplab", justify="right")
+        series.add_column("\nns-3", justify="right")
+    t_s = pairs[0].tcplab["series"]["t_s"]
+    for i, t in enumerate(t_s):
+        cells = [f"{t:g}"]
+        for p in pairs:
+            cells.append(f"{p.tcplab['series']['interval_bytes'][i] / 1e6:.2f}")
+            cells.append(f"{p.ns3['series']['interval_bytes'][i] / 1e6:.2f}")
+        series.add_row(*cells)
+    console.print(series)
+
+    totals = Table(title=f"(d) delivered in 10 s (target within ±{DELIVERED_TOLERANCE:.0%})")
+    for col in (
+        "cc, IW",
+        "tcplab MB",
+        "ns-3 MB",
+        "difference",
+        "tcplab retx/FR/RTO",
+        "ns-3 retx/FR/RTO",
+        "queue drops tcplab/ns-3",
+        "wall s tcplab/ns-3",
+    ):
+        totals.add_column(col, justify="right", no_wrap=True)
+    out = []
+    for p in pairs:
+        ours, theirs = p.tcplab["summary"]["bytes_delivered"], p.ns3["bytes_delivered"]
+        diff = pct_diff(ours, theirs)
+        ok = abs(diff) <= 100 * DELIVERED_TOLERANCE
+        totals.add_row(
+            lfn_label(p),
+            f"{ours / 1e6:.2f}",
+            f"{theirs / 1e6:.2f}",
+            f"{diff:+.1f} % {verdict(ok)}",
+            losses(p.tcplab["summary"]),
+            losses(p.ns3),
+            f"{queue_drops(p.tcplab)}/{queue_drops(p.ns3)}",
+            f"{p.tcplab_wall_s:.2f}/{p.ns3['wall_s_run']:.0f}",
+        )
+        out.append(
+            {
+                "scenario": p.scenario,
+                "cc": p.plan["hosts"][0]["tcp"]["cc"],
+                "initial_window": p.plan["hosts"][0]["tcp"]["initial_window"],
+                "tcplab_bytes": ours,
+                "ns3_bytes": theirs,
+                "diff_pct": diff,
+                "pass": ok,
+                "tcplab_retx_fr_rto": losses(p.tcplab["summary"]),
+                "ns3_retx_fr_rto": losses(p.ns3),
+                "tcplab_wall_s": p.tcplab_wall_s,
+                "ns3_wall_s_run": p.ns3["wall_s_run"],
+                "series": {
+                    "t_s": p.tcplab["series"]["t_s"],
+                    "tcplab": p.tcplab["series"]["interval_bytes"],
+                    "ns3": p.ns3["series"]["interval_bytes"],
+                },
+            }
+        )
+    console.print(totals)
+    console.print(
+        "    wall: tcplab _sim.run and ns-3 Simulator::Run, seconds (ns-3's loss recovery "
+        "walks its send list per ACK, see bench/README.md)\n"
+    )
+    return out
+
+
+def geo_variant_label(pair: Pair) -> str:
+    tcp_block = pair.plan["hosts"][0]["tcp"]
+    label = f"{tcp_block['cc']}{' + SACK' if tcp_block['sack'] else ''}"
+    return label + (" (ns-3 rho set)" if pair.ns3_options.get("hybla_rho_fix") else "")
+
+
+def geo_matrix_report(console: Console, variants: dict[str, list[Pair]]) -> dict[str, Any]:
+    """(e): each variant against ns-3 (±10 %), and against NewReno on each simulator."""
+    rows = [geo_report(console, "(e)", name, pairs) for name, pairs in variants.items()]
+    base = rows[0]  # plain NewReno comes first
+    summary = Table(title="(e) GEO, BER 1e-6: mean goodput, and the gain over NewReno on each")
+    for col in (
+        "variant",
+        "tcplab kbit/s",
+        "ns-3 kbit/s",
+        "tcplab vs ns-3",
+        "tcplab vs NewReno",
+        "ns-3 vs NewReno",
+        "same ordering",
+    ):
+        summary.add_column(col, justify="right", no_wrap=True)
+    for row, pairs in zip(rows, variants.values(), strict=True):
+        gain_ours = pct_diff(row["tcplab_mean_bps"], base["tcplab_mean_bps"])
+        gain_theirs = pct_diff(row["ns3_mean_bps"], base["ns3_mean_bps"])
+        row["label"] = geo_variant_label(pairs[0])
+        row["tcplab_gain_over_newreno_pct"] = gain_ours
+        row["ns3_gain_over_newreno_pct"] = gain_theirs
+        same = row is base or (gain_ours > 0) == (gain_theirs > 0)
+        row["same_ordering"] = same
+        summary.add_row(
+            row["label"],
+            kbps(row["tcplab_mean_bps"]),
+            kbps(row["ns3_mean_bps"]),
+            f"{row['diff_pct']:+.1f} % {verdict(row['pass'])}",
+            "—" if row is base else f"{gain_ours:+.1f} %",
+            "—" if row is base else f"{gain_theirs:+.1f} %",
+            "—" if row is base else ("yes" if same else "[red]no[/]"),
+        )
+    console.print(summary)
+    return {"variants": rows}
+
+
 def speed_report(console: Console, pair: Pair) -> dict[str, Any]:
     ns3_run = pair.ns3["wall_s_run"]
     ratio = ns3_run / pair.tcplab_wall_s if pair.tcplab_wall_s > 0 else float("inf")
@@ -287,9 +515,14 @@ def speed_report(console: Console, pair: Pair) -> dict[str, Any]:
         f"{pair.tcplab_wall_s:.4f}",
         f"median of {TCPLAB_TIMING_REPEATS}, plan/result JSON included",
     )
-    table.add_row("ns-3 Simulator::Run", f"{ns3_run:.4f}", "one run, import excluded")
-    table.add_row("ns-3 import (cppyy)", f"{pair.ns3['wall_s_import']:.2f}", "not counted")
-    table.add_row("ns-3 process", f"{pair.ns3['wall_s_process']:.2f}", "not counted")
+    table.add_row(
+        "ns-3 Simulator::Run", f"{ns3_run:.4f}", "one run, alone on the machine, import excluded"
+    )
+    table.add_row(
+        "ns-3 import (cppyy)",
+        f"{pair.ns3['wall_s_import']:.2f}",
+        "not counted; paid once by the process, before its first plan",
+    )
     table.add_section()
     table.add_row("ratio ns-3 / tcplab", f"{ratio:,.1f}x", verdict(ok))
     console.print(table)
@@ -301,34 +534,113 @@ def speed_report(console: Console, pair: Pair) -> dict[str, Any]:
         "tcplab_wall_s": pair.tcplab_wall_s,
         "ns3_wall_s_run": ns3_run,
         "ns3_wall_s_import": pair.ns3["wall_s_import"],
-        "ns3_wall_s_process": pair.ns3["wall_s_process"],
         "ratio": ratio,
         "pass": ok,
     }
 
 
-def settings_report(console: Console, pair: Pair) -> None:
-    table = Table(title=f"ns-3 settings for {pair.scenario} (seed {pair.seed})")
-    for col in ("scope", "ns-3 attribute", "value", "why"):
-        table.add_column(col)
-    for row in pair.ns3.get("settings", []):
-        table.add_row(*row)
+def plan_settings_report(console: Console, pairs: list[Pair]) -> None:
+    """The sender's plan TCP block per scenario: what tcplab runs, and what the ns-3 table
+    below mirrors."""
+    fields = list(pairs[0].plan["hosts"][0]["tcp"])
+    table = Table(title="tcplab plan: sender TCP fields per scenario (both hosts alike)")
+    table.add_column("scenario")
+    for f in fields:
+        table.add_column(f.removesuffix("_ns"), justify="right")
+    for p in pairs:
+        t = p.plan["hosts"][0]["tcp"]
+        table.add_row(
+            p.scenario,
+            *((f"{t[f] / 1e6:g}ms" if f.endswith("_ns") else str(t[f]).lower()) for f in fields),
+        )
     console.print(table)
-    for w in pair.ns3.get("warnings", []):
-        console.print(f"[yellow]warning:[/] {w}")
+
+
+def settings_report(console: Console, pairs: list[Pair]) -> None:
+    """ns-3's attributes: the whole table for the first scenario, then for each other one
+    the rows whose value differs from it (or that it does not have)."""
+    first = pairs[0]
+    first_rows = {(r[0], r[1]): r[2] for r in first.ns3.get("settings", [])}
+    for p in pairs:
+        rows = p.ns3.get("settings", [])
+        if p is not first:
+            rows = [r for r in rows if first_rows.get((r[0], r[1])) != r[2]]
+        title = (
+            f"ns-3 settings for {p.scenario} (seed {p.seed})"
+            if p is first
+            else f"ns-3 settings for {p.scenario}: where they differ from {first.scenario}"
+        )
+        table = Table(title=title)
+        for col in ("scope", "ns-3 attribute", "value", "why"):
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        for w in p.ns3.get("warnings", []):
+            console.print(f"[yellow]warning:[/] {w}")
+
+
+SCENARIOS = "abcde"
+# (d)'s combinations; --quick keeps the smallest and the largest initial window.
+LFN_CCS = ("newreno", "cubic")
+LFN_WINDOWS = (10, 256, 2560)
+LFN_WINDOWS_QUICK = (10, 2560)
+# (e)'s variants: (cc, sack, ns-3 Hybla rho diagnostic); the first is the baseline the
+# others are compared with. The last runs ns-3's Hybla with rho set after the handshake
+# (ns3_peer.py --hybla-rho-fix): ns-3 3.44 leaves it at 1 on this path (see README), and
+# this variant shows how the two Hyblas compare once that is out of the way.
+GEO_VARIANTS = (
+    ("newreno", False, False),
+    ("newreno", True, False),
+    ("hybla", False, False),
+    ("hybla", False, True),
+)
+# (e)'s socket buffers: 64 KiB without window scaling is the largest window an RFC 1323-less
+# stack offers (seed 000's Windows NT): 44 segments, 0.94 Mb/s over the 0.55 s RTT, so the
+# congestion window, not the buffer, is what the algorithms differ in. (a) keeps 32 KiB.
+GEO_VARIANT_BUFFERS = "64KiB"
+# Rough ns-3 Simulator::Run seconds on an idle 2-core machine (measured; see README), only
+# to start the long runs first.
+NS3_COST_S = {"geo": 1.0, "lfn": 2.0}
+NS3_COST_LFN_S = {
+    ("newreno", 256): 200.0,
+    ("newreno", 2560): 200.0,
+    ("cubic", 10): 200.0,
+    ("cubic", 256): 200.0,
+    ("cubic", 2560): 200.0,
+}
+
+
+def parse_scenarios(text: str) -> set[str]:
+    chosen = {c for c in text.lower() if c not in ", "}
+    unknown = chosen - set(SCENARIOS)
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"--scenarios takes letters from {SCENARIOS!r} (e.g. 'a,d'), got {text!r}"
+        )
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--quick", action="store_true", help="2 seeds and 60 s for (a): a smoke run, not the target"
+        "--quick",
+        action="store_true",
+        help="2 seeds and 60 s for (a) and (e), IW 10 and 2560 only for (d): a smoke run "
+        "whose verdicts are indicative only",
+    )
+    ap.add_argument(
+        "--scenarios",
+        type=parse_scenarios,
+        default=set(SCENARIOS),
+        help="which of a,b,c,d,e to run (default all; c times b's plan, so runs it)",
     )
     ap.add_argument("--json", action="store_true", help="print one JSON document instead")
     ap.add_argument(
         "--verbose",
         "-v",
         action="store_true",
-        help="also print every ns-3 attribute set, per scenario",
+        help="also print each scenario's plan TCP fields and the ns-3 attributes set",
     )
     ap.add_argument(
         "--min-rto",
@@ -340,13 +652,14 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs",
         type=int,
         default=min(2, os.cpu_count() or 1),
-        help="ns-3 processes at once for (a) (each takes ~0.7 GB)",
+        help="ns-3 processes at once (each takes ~0.7 GB)",
     )
     args = ap.parse_args(argv)
+    chosen: set[str] = args.scenarios
     console = Console(stderr=args.json)
     if not console.is_terminal:
         # Rich falls back to 80 columns when piped, which would cut the tables' columns.
-        console.width = 120
+        console.width = 160
 
     if not NS3_PYTHON.exists():
         console.print(f"[red]{NS3_PYTHON} missing: run `bash bench/setup-ns3.sh` first[/]")
@@ -355,48 +668,89 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [1, 2] if args.quick else [1, 2, 3, 4, 5]
     geo_duration = "60s" if args.quick else "200s"
     geo_pairs: dict[str, list[Pair]] = {}
-    for ber in (1e-6, 3e-6):
-        spec = geo_spec(ber, geo_duration, args.min_rto)
-        geo_pairs[spec.name] = [Pair(spec.name, s, resolve(spec, seed=s)) for s in seeds]
-    lfn = lfn_spec("10s", args.min_rto)
-    lfn_pair = Pair(lfn.name, 1, resolve(lfn, seed=1))
+    if "a" in chosen:
+        for ber in (1e-6, 3e-6):
+            spec = geo_spec(ber, geo_duration, args.min_rto)
+            geo_pairs[spec.name] = [Pair(spec.name, s, resolve(spec, seed=s)) for s in seeds]
+    variant_pairs: dict[str, list[Pair]] = {}
+    if "e" in chosen:
+        for cc, sack, rho_fix in GEO_VARIANTS:
+            spec = geo_spec(
+                1e-6, geo_duration, args.min_rto, cc=cc, sack=sack, buffers=GEO_VARIANT_BUFFERS
+            )
+            name = spec.name + ("-ns3-rho-set" if rho_fix else "")
+            options = {"hybla_rho_fix": True} if rho_fix else {}
+            variant_pairs[name] = [
+                Pair(name, s, resolve(spec, seed=s), ns3_options=options) for s in seeds
+            ]
+    lfn_pair: Pair | None = None
+    if chosen & {"b", "c"}:
+        lfn = lfn_spec("10s", args.min_rto)
+        lfn_pair = Pair(lfn.name, 1, resolve(lfn, seed=1), NS3_COST_S["lfn"])
+    matrix: list[Pair] = []
+    if "d" in chosen:
+        for cc in LFN_CCS:
+            for iw in LFN_WINDOWS_QUICK if args.quick else LFN_WINDOWS:
+                spec = lfn_spec("10s", args.min_rto, cc=cc, initial_window=iw, sack=True)
+                cost = NS3_COST_LFN_S.get((cc, iw), NS3_COST_S["lfn"])
+                matrix.append(Pair(spec.name, 1, resolve(spec, seed=1), cost))
 
-    # tcplab first, with no ns-3 process competing for the two cores.
-    for pairs in geo_pairs.values():
-        for p in pairs:
-            p.tcplab, p.tcplab_wall_s = run_tcplab(p.plan)
-    lfn_pair.tcplab, lfn_pair.tcplab_wall_s = run_tcplab(lfn_pair.plan, TCPLAB_TIMING_REPEATS)
+    geo_all = [p for group in (geo_pairs, variant_pairs) for ps in group.values() for p in ps]
+    pooled = geo_all + matrix
+    timed = lfn_pair if "c" in chosen else None
+    if lfn_pair is not None and timed is None:
+        pooled.append(lfn_pair)
 
-    # ns-3: (a) in parallel (each process spends ~10 s importing), then (b) alone so that
-    # its Simulator::Run timing is not disturbed.
-    all_geo = [p for pairs in geo_pairs.values() for p in pairs]
+    # tcplab first, with no ns-3 process competing for the cores.
+    for p in pooled:
+        p.tcplab, p.tcplab_wall_s = run_tcplab(p.plan)
+    if timed is not None:
+        timed.tcplab, timed.tcplab_wall_s = run_tcplab(timed.plan, TCPLAB_TIMING_REPEATS)
+
+    n_workers = max(1, min(args.jobs, len(pooled))) if pooled else 1
     console.print(
-        f"running {len(all_geo) + 1} ns-3 simulations "
-        f"(~10 s of cppyy import each, {args.jobs} at a time)..."
+        f"running {len(pooled) + (timed is not None)} ns-3 simulations in {n_workers} "
+        f"process(es) (each pays the ~10 s cppyy import once)..."
     )
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for p, result in zip(
-            all_geo, pool.map(lambda q: run_ns3(q.plan, args.verbose), all_geo), strict=True
-        ):
-            p.ns3 = result
-    lfn_pair.ns3 = run_ns3(lfn_pair.plan, args.verbose)
+    workers = [Ns3Worker() for _ in range(n_workers)]
+    try:
+        run_ns3_pool(pooled, workers, console)
+        if timed is not None:
+            # Alone, so that no other simulation competes while Simulator::Run is timed.
+            timed.ns3 = workers[0].run(timed.plan)
+    finally:
+        for w in workers:
+            w.close()
 
     if args.verbose:
-        for pairs in geo_pairs.values():
-            settings_report(console, pairs[0])
-        settings_report(console, lfn_pair)
+        shown = [ps[0] for ps in geo_pairs.values()]
+        shown += [p for p in (lfn_pair,) if p is not None]
+        shown += matrix + [ps[0] for ps in variant_pairs.values()]
+        plan_settings_report(console, shown)
+        settings_report(console, shown)
 
-    report = {
+    report: dict[str, Any] = {
         "quick": args.quick,
+        "scenarios": "".join(sorted(chosen)),
         "min_rto": args.min_rto,
-        "ns3_version": lfn_pair.ns3.get("ns3_version"),
-        "geo": [geo_report(console, name, pairs) for name, pairs in geo_pairs.items()],
-        "lfn": lfn_report(console, lfn_pair),
-        "speed": speed_report(console, lfn_pair),
+        "ns3_version": next(p.ns3.get("ns3_version") for p in pooled + [timed] if p),
     }
+    if geo_pairs:
+        report["geo"] = [
+            geo_report(console, "(a)", name, pairs) for name, pairs in geo_pairs.items()
+        ]
+    if lfn_pair is not None and "b" in chosen:
+        report["lfn"] = lfn_report(console, lfn_pair)
+    if timed is not None:
+        report["speed"] = speed_report(console, timed)
+    if matrix:
+        report["lfn_matrix"] = lfn_matrix_report(console, matrix)
+    if variant_pairs:
+        report["geo_variants"] = geo_matrix_report(console, variant_pairs)
     if args.quick:
         console.print(
-            "[yellow]--quick: fewer seeds and a shorter (a); verdicts are indicative only[/]"
+            "[yellow]--quick: fewer seeds, shorter GEO runs and fewer (d) combinations; "
+            "verdicts are indicative only[/]"
         )
     if args.json:
         json.dump(report, sys.stdout, indent=2)

@@ -5,6 +5,7 @@ Run it with bench/.venv-ns3/bin/python (bench/setup-ns3.sh creates that venv):
 
     bench/.venv-ns3/bin/python bench/ns3_peer.py plan.json [--verbose] [--trace]
     ... | bench/.venv-ns3/bin/python bench/ns3_peer.py -      # plan on stdin
+    ... | bench/.venv-ns3/bin/python bench/ns3_peer.py --serve  # one plan per line
 
 The plan is tcplab's resolved plan (docs/internals/plan-and-result.md). This script builds
 the ns-3 scenario that means the same thing, mirroring tcplab's semantics:
@@ -18,9 +19,10 @@ the ns-3 scenario that means the same thing, mirroring tcplab's semantics:
 
 Output (stdout, one JSON object): goodput_bps, elapsed_s, bytes_delivered, bytes_written,
 completed, segments_sent, retransmits, fast_retransmits, timeouts, series {t_s,
-interval_bytes}, links [...], events, wall_s_import, wall_s_run (Simulator::Run only),
-wall_s_total, settings [[scope, attribute, value, why], ...], warnings [...], and
-trace {...} with --trace. Exit status 2 for a plan ns-3 cannot mirror.
+interval_bytes}, links [...], events, wall_s_import, warm (an earlier plan of this process
+paid the import), wall_s_run (Simulator::Run only), wall_s_total, settings [[scope,
+attribute, value, why], ...], warnings [...], and trace {...} with --trace. Exit status 2
+for a plan ns-3 cannot mirror.
 
 retransmits counts the sender's "Retransmission" trace; fast_retransmits counts entries
 into CA_RECOVERY; timeouts counts expiries of the retransmission timer (each doubles RTO).
@@ -46,7 +48,50 @@ SINK_PORT = 5000
 CC_TYPES = {
     "newreno": "ns3::TcpNewReno",
     "cubic": "ns3::TcpCubic",
+    "hybla": "ns3::TcpHybla",
 }
+
+# Algorithm attributes set so that ns-3's algorithm is tcplab's (docs/models/tcp.md), as
+# (attribute, value kind, value, why). Each is set with Config::SetDefault, which reaches
+# the algorithm object that TcpL4Protocol::SocketType creates for every socket.
+CC_ATTRIBUTES: dict[str, list[tuple[str, str, Any, str]]] = {
+    "ns3::TcpNewReno": [],
+    "ns3::TcpCubic": [
+        # HyStart itself follows the plan's `hystart` (see cc_attributes).
+        ("TcpCubic::FastConvergence", "bool", True, "RFC 9438 section 4.7, as tcplab"),
+        ("TcpCubic::TcpFriendliness", "bool", True, "Reno-friendly region, RFC 9438 4.3"),
+        ("TcpCubic::C", "double", 0.4, "RFC 9438 C, as tcplab"),
+        ("TcpCubic::Beta", "double", 0.7, "RFC 9438 beta_cubic, as tcplab"),
+    ],
+    "ns3::TcpHybla": [
+        (
+            "TcpHybla::RRTT",
+            "time",
+            25_000_000,
+            "reference RTT of the paper and Linux, as tcplab (ns-3 default 50 ms)",
+        ),
+    ],
+}
+
+
+def cc_attributes(cc_type: str, tcp: dict[str, Any]) -> list[tuple[str, str, Any, str]]:
+    """CC_ATTRIBUTES for one ns-3 algorithm, with TcpCubic's HyStart from the plan's
+    `hystart`. ns-3's is the 2008 HyStart (ack trains and delay), tcplab's HyStart++ (RFC
+    9406): only `hystart = false` makes the two alike, and check_plan warns otherwise."""
+    rows = list(CC_ATTRIBUTES.get(cc_type, []))
+    if cc_type == "ns3::TcpCubic":
+        on = bool(tcp.get("hystart", False))
+        rows.insert(0, ("TcpCubic::HyStart", "bool", on, "plan hystart (ns-3 default on)"))
+    return rows
+
+
+# Whether ns-3's algorithm counts bytes in slow start, i.e. what tcplab's `abc` must be
+# for the two to grow alike. TcpNewReno adds one MSS per ACK; TcpCubic adds
+# segmentsAcked*MSS per ACK (its comment: an approximation of Linux's quick ACKs), which
+# is tcplab's abc (L = 2 SMSS) whenever an ACK covers at most two segments, as every
+# delayed ACK does; TcpHybla adds 2^rho - 1 segments per ACK whatever it covers, as tcplab
+# does with or without abc.
+NS3_SLOW_START_COUNTS_BYTES = {"newreno": False, "cubic": True}
 
 # C++ side of the run. Trace sinks are C++ because a Python callable invoked per packet
 # through cppyy is both slow and unreliable (the bindings cannot always wrap it), and the
@@ -89,6 +134,7 @@ struct Run {
     // latest sender state, for the sampled trace
     uint32_t cwnd = 0, ssthresh = 0, flight = 0, rwnd = 0;
     int64_t srttNs = 0;
+    double rho = -1.0;         // TcpHybla's rho, the last value it traced; -1 = other cc
     uint64_t traceIntervalNs = 0;
     std::vector<double> trT;
     std::vector<uint32_t> trCwnd, trSsthresh, trFlight, trRwnd;
@@ -97,10 +143,12 @@ struct Run {
 };
 
 Run g;
+int64_t fixRhoRttNs = 0;  // TcpHybla::RRTT in ns when the rho diagnostic is on, else 0
 
 void Reset(uint64_t intervalNs, uint64_t durationNs, uint64_t target, uint64_t toWrite,
            uint64_t traceIntervalNs, uint32_t nLinkDirs) {
     g = Run();
+    fixRhoRttNs = 0;
     g.intervalNs = intervalNs;
     g.bins.assign((durationNs + intervalNs - 1) / intervalNs, 0);
     g.target = target;
@@ -150,7 +198,43 @@ void Fill(Ptr<Socket> s, uint32_t) {
     }
 }
 
-void OnConnected(Ptr<Socket> s) { Fill(s, s->GetTxAvailable()); }
+// --- diagnostic: TcpHybla's rho -------------------------------------------------------
+// TcpHybla recomputes rho only in PktsAcked when the RTT it is handed (the SRTT) equals the
+// minimum SRTT. The handshake's sample sets that minimum, and every data sample is larger
+// (serialization, delayed ACKs), so rho stays at its initial 1 for the whole run. With
+// fixRhoRttNs > 0 the connected callback sets rho once to what TcpHybla::RecalcParam would
+// compute from that minimum: max(whole ms of minimum RTT / whole ms of RRTT, 1). rho is
+// private; an explicit template instantiation may name a private member (C++ exempts
+// explicit instantiations from access checks), which is how the pointer to it is taken.
+template <typename Tag, typename Tag::type Member>
+struct Expose {
+    friend typename Tag::type MemberOf(Tag) { return Member; }
+};
+struct HyblaRho {
+    using type = TracedValue<double> TcpHybla::*;
+    friend type MemberOf(HyblaRho);
+};
+template struct Expose<HyblaRho, &TcpHybla::m_rho>;
+
+void FixHyblaRho(Ptr<Socket> s) {
+    PointerValue ops;
+    s->GetAttribute("CongestionOps", ops);
+    Ptr<TcpHybla> hybla = DynamicCast<TcpHybla>(ops.Get<TcpCongestionOps>());
+    if (!hybla || g.srttNs <= 0) {
+        return;
+    }
+    // At connection the SRTT is the handshake's sample, the minimum SRTT of the run.
+    double minMs = (double)(g.srttNs / 1000000);
+    double refMs = (double)(fixRhoRttNs / 1000000);
+    PeekPointer(hybla)->*MemberOf(HyblaRho()) = std::max(minMs / refMs, 1.0);
+}
+
+void OnConnected(Ptr<Socket> s) {
+    if (fixRhoRttNs > 0) {
+        FixHyblaRho(s);
+    }
+    Fill(s, s->GetTxAvailable());
+}
 void OnConnectFailed(Ptr<Socket>) {}
 
 void OnTx(Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
@@ -181,6 +265,7 @@ void OnSsthresh(uint32_t, uint32_t v) { g.ssthresh = v; }
 void OnFlight(uint32_t, uint32_t v) { g.flight = v; }
 void OnRwnd(uint32_t, uint32_t v) { g.rwnd = v; }
 void OnSrtt(Time, Time v) { g.srttNs = v.GetNanoSeconds(); }
+void OnRho(double, double v) { g.rho = v; }
 
 void Sample() {
     g.trT.push_back(Simulator::Now().GetSeconds());
@@ -208,6 +293,13 @@ void ArmSender(Ptr<Socket> s, Ipv4Address dst, uint16_t port) {
     s->TraceConnectWithoutContext("BytesInFlight", MakeCallback(&OnFlight));
     s->TraceConnectWithoutContext("RWND", MakeCallback(&OnRwnd));
     s->TraceConnectWithoutContext("RTT", MakeCallback(&OnSrtt));
+    // Hybla's rho decides its growth; which value ns-3 used is worth reporting.
+    PointerValue ops;
+    s->GetAttribute("CongestionOps", ops);
+    Ptr<TcpCongestionOps> cc = ops.Get<TcpCongestionOps>();
+    if (cc && cc->TraceConnectWithoutContext("Rho", MakeCallback(&OnRho))) {
+        g.rho = 1.0;  // TcpHybla's initial value, until it recomputes rho
+    }
     s->SetConnectCallback(MakeCallback(&OnConnected), MakeCallback(&OnConnectFailed));
     s->SetSendCallback(MakeCallback(&Fill));
     s->Bind();
@@ -265,6 +357,7 @@ uint32_t RemoveQueueDiscs(NetDeviceContainer devs) {
 
 // Small accessors: reading std::vector<uint64_t> element by element through cppyy is
 // fine at these sizes, but plain getters keep the Python side free of template types.
+void SetFixHyblaRho(int64_t rrttNs) { fixRhoRttNs = rrttNs; }
 uint64_t NBins() { return g.bins.size(); }
 uint64_t Bin(uint64_t i) { return g.bins[i]; }
 }  // namespace tcplab_peer
@@ -396,6 +489,44 @@ def tcp_attributes(tcp: dict[str, Any]) -> list[tuple[str, Any, str, str]]:
     ]
 
 
+_BINDINGS: tuple[Any, Any, float] | None = None
+
+
+def bindings() -> tuple[Any, Any, float, bool]:
+    """(ns, tcplab_peer, seconds the import took, whether an earlier plan paid for it).
+
+    The import (cppyy and the ns-3 libraries) costs 7-12 s on an idle machine and our C++
+    can be defined only once per process, so a serving process does both once."""
+    global _BINDINGS
+    warm = _BINDINGS is not None
+    if _BINDINGS is None:
+        t_import = time.perf_counter()
+        import cppyy
+        from ns import ns
+
+        wall_import = time.perf_counter() - t_import
+        cppyy.cppdef(_CPP)
+        _BINDINGS = (ns, cppyy.gbl.tcplab_peer, wall_import)
+    ns, peer, wall_import = _BINDINGS
+    return ns, peer, wall_import, warm
+
+
+def serve(trace: bool, cc_override: str | None) -> int:
+    """One plan per stdin line, one result per stdout line, until stdin closes: the import
+    is paid once for many plans. An unsupported plan gives {"error": ...} and the loop goes
+    on; anything else ends the process (the caller sees the exit status)."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            result = run_plan(json.loads(line), trace=trace, cc_override=cc_override)
+        except Unsupported as exc:
+            result = {"error": str(exc)}
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("plan", nargs="?", default="-", help="plan JSON file, or - for stdin")
@@ -412,10 +543,29 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="override the ns-3 congestion-control TypeId (e.g. ns3::TcpLinuxReno)",
     )
+    ap.add_argument(
+        "--hybla-rho-fix",
+        action="store_true",
+        help="diagnostic: set TcpHybla's rho from the handshake RTT, which ns-3 3.44 never "
+        "does on a path whose data RTT exceeds it (plan key ns3_options.hybla_rho_fix)",
+    )
+    ap.add_argument(
+        "--serve",
+        action="store_true",
+        help="read one plan JSON per stdin line and write one result per stdout line",
+    )
     args = ap.parse_args(argv)
+    if args.serve:
+        return serve(args.trace, args.cc)
     plan = load_plan(args.plan)
     try:
-        result = run_plan(plan, trace=args.trace, cc_override=args.cc, verbose=args.verbose)
+        result = run_plan(
+            plan,
+            trace=args.trace,
+            cc_override=args.cc,
+            verbose=args.verbose,
+            options={"hybla_rho_fix": True} if args.hybla_rho_fix else None,
+        )
     except Unsupported as exc:
         print(json.dumps({"error": str(exc)}))
         print(f"ns3_peer: unsupported plan: {exc}", file=sys.stderr)
@@ -461,6 +611,22 @@ def check_plan(plan: dict[str, Any]) -> list[str]:
         cc = h["tcp"]["cc"]
         if cc not in CC_TYPES:
             raise Unsupported(f"cc {cc!r} has no ns-3 mapping")
+        if h["tcp"].get("hystart", False):
+            warnings.append(
+                f"host {h['name']}: plan hystart is tcplab's HyStart++ (RFC 9406); ns-3 has "
+                + (
+                    "only TcpCubic's 2008 HyStart, set on instead"
+                    if cc == "cubic"
+                    else f"none for {CC_TYPES[cc]}"
+                )
+            )
+        counts = NS3_SLOW_START_COUNTS_BYTES.get(cc)
+        if counts is not None and bool(h["tcp"].get("abc", False)) != counts:
+            warnings.append(
+                f"host {h['name']}: plan abc={h['tcp'].get('abc')} but ns-3's "
+                f"{CC_TYPES[cc]} {'counts bytes' if counts else 'adds one MSS per ACK'} "
+                "in slow start"
+            )
     if plan["app"]["kind"] not in ("bulk", "file"):
         raise Unsupported(f"app kind {plan['app']['kind']!r}")
     return warnings
@@ -472,16 +638,13 @@ def run_plan(
     trace: bool = False,
     cc_override: str | None = None,
     verbose: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     warnings = check_plan(plan)
 
-    t_import = time.perf_counter()
-    import cppyy
-    from ns import ns
-
-    wall_import = time.perf_counter() - t_import
-    cppyy.cppdef(_CPP)
-    peer = cppyy.gbl.tcplab_peer
+    ns, peer, wall_import, warm = bindings()
+    # A serving process runs many plans: forget the previous plan's attribute defaults.
+    ns.Config.Reset()
 
     settings: list[list[str]] = []
 
@@ -495,6 +658,8 @@ def run_plan(
             return ns.BooleanValue(bool(value))
         if kind == "time":
             return ns.TimeValue(ns.NanoSeconds(int(value)))
+        if kind == "double":
+            return ns.DoubleValue(float(value))
         if kind == "enum":
             return ns.StringValue(str(value))
         raise ValueError(kind)
@@ -502,6 +667,8 @@ def run_plan(
     def shown(kind: str, value: Any) -> str:
         return fmt_ns(value) if kind == "time" else str(value)
 
+    # Peer-only switches travel beside the plan (tcplab itself rejects unknown fields).
+    options: dict[str, Any] = {**plan.get("ns3_options", {}), **(options or {})}
     seed = int(plan["seed"])
     duration_ns = int(plan["duration_ns"])
     interval_ns = int(plan.get("interval_ns", 1_000_000_000))
@@ -539,6 +706,12 @@ def run_plan(
     nodes.Create(len(links) + 1)
     internet = ns.InternetStackHelper()
     internet.Install(nodes)
+    # Config defaults are per algorithm, not per host: the sender's plan decides them (the
+    # receiver's algorithm sends no data).
+    for cc in dict.fromkeys((cc_name, rx_cc)):
+        for attr, kind, value, why in cc_attributes(cc, sender_tcp):
+            ns.Config.SetDefault(f"ns3::{attr}", attr_value(kind, value))
+            record("global", attr, shown(kind, value), why)
     for idx, cc in ((0, cc_name), (len(links), rx_cc)):
         l4 = nodes.Get(idx).GetObject[ns.TcpL4Protocol]()
         l4.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc)))
@@ -649,6 +822,15 @@ def run_plan(
         "C++ writer: each send callback writes all of GetTxAvailable() (BulkSend would "
         "leave up to SendSize-1 bytes unused)",
     )
+    if options.get("hybla_rho_fix") and cc_name == "ns3::TcpHybla":
+        rrtt = dict((a, v) for a, _, v, _ in CC_ATTRIBUTES["ns3::TcpHybla"])["TcpHybla::RRTT"]
+        peer.SetFixHyblaRho(int(rrtt))
+        record(
+            "sender socket",
+            "TcpHybla rho (diagnostic)",
+            "set once at connection: handshake RTT / RRTT",
+            "not ns-3 as released: its rho otherwise stays 1 (see bench/README.md)",
+        )
     peer.ArmSender(sock, dst, SINK_PORT)
 
     ns.Simulator.Stop(ns.NanoSeconds(duration_ns))
@@ -704,9 +886,12 @@ def run_plan(
         "fast_retransmits": int(g.fastRecoveries),
         "timeouts": int(g.timeouts),
         "events": int(ns.Simulator.GetEventCount()),
+        # TcpHybla's rho at the end of the run (absent for other algorithms).
+        **({"hybla_rho": float(g.rho)} if g.rho >= 0 else {}),
         "series": {"t_s": t_s, "interval_bytes": bins},
         "links": link_rows,
         "wall_s_import": wall_import,
+        "warm": warm,
         "wall_s_run": wall_run,
         "wall_s_total": time.perf_counter() - _T_START,
         "settings": settings,
