@@ -83,9 +83,9 @@ SSTHRESH_INFINITE_BYTES = 2**32 - 1
 IPERF3_MISSING = "iperf3 is not installed (apt-get install iperf3; scripts/setup does it as root)"
 LISTEN_POLL_S = 0.05
 PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
-# Records kept in memory for the log (about 40 bytes each); later packets are counted as
+# Records kept in memory for the log (about 48 bytes each); later packets are counted as
 # truncated, so a long fast run cannot exhaust memory.
-PACKET_LOG_RECORDS = 10_000_000
+PACKET_LOG_RECORDS = 2_000_000
 IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
