@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -205,10 +206,13 @@ class EmuNetwork:
         # IPv6 off first: the device would otherwise send router and neighbour
         # solicitations into the emulated link as soon as it is up.
         sysctls = {"net.ipv6.conf.all.disable_ipv6": "1", **host.sysctls}
-        _run(
-            ["ip", "netns", "exec", namespace, "sysctl", "-q", "-w"]
-            + [f"{name}={value}" for name, value in sysctls.items()]
+        # Written to /proc/sys from a shell inside the namespace (the net.* entries there
+        # are the namespace's own), so that nothing beyond a POSIX sh is needed.
+        script = "; ".join(
+            f"printf '%s' {shlex.quote(value)} > /proc/sys/{name.replace('.', '/')}"
+            for name, value in sysctls.items()
         )
+        _run(["ip", "netns", "exec", namespace, "sh", "-ec", script])
         _run([*ip, "link", "set", "lo", "up"])
         _run([*ip, "link", "set", TUN_NAME, "mtu", str(self._mtu)])
         _run([*ip, "link", "set", TUN_NAME, "txqueuelen", str(TUN_TXQUEUELEN), "up"])
