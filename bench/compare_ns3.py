@@ -136,21 +136,25 @@ def lfn_spec(
     cc: str = "newreno",
     initial_window: int = 10,
     sack: bool = False,
+    buffers: str = "64MiB",
 ) -> Spec:
     """Targets (b) and (d): the long-fat-pipe example; the queue is one BDP, 100 Mb/s x 0.6 s
-    / 8. 64 MiB buffers (over 8x BDP + queue) so that the path and the congestion window,
-    not the socket buffers, limit: the question of (d) is what the initial window does."""
+    / 8 = 7.5 MB."""
     host_tcp = tcp(
-        "64MiB",
-        "64MiB",
+        buffers,
+        buffers,
         window_scaling=True,
         min_rto=min_rto,
         cc=cc,
         sack=sack,
         initial_window=initial_window,
     )
-    default = (cc, initial_window, sack) == ("newreno", 10, False)
-    name = "long-fat-pipe" if default else f"lfn-{cc}-iw{initial_window}{'-sack' if sack else ''}"
+    default = (cc, initial_window, sack, buffers) == ("newreno", 10, False, "64MiB")
+    name = (
+        "long-fat-pipe"
+        if default
+        else f"lfn-{cc}-iw{initial_window}{'-sack' if sack else ''}-{buffers}"
+    )
     return validate_spec(
         {
             "name": name,
@@ -388,7 +392,8 @@ def lfn_label(pair: Pair) -> str:
 def lfn_matrix_report(console: Console, pairs: list[Pair]) -> list[dict[str, Any]]:
     """(d): one column pair per (cc, IW), then the totals with the ±10 % verdict."""
     series = Table(
-        title="(d) long fat pipe, SACK on: MB (10^6 B) delivered per second, tcplab | ns-3"
+        title=f"(d) long fat pipe, {pairs[0].plan['hosts'][0]['tcp']['sndbuf']:,} B buffers, "
+        "SACK on: MB (10^6 B) delivered per second, tcplab | ns-3"
     )
     series.add_column("t (s)", justify="right")
     for p in pairs:
@@ -464,11 +469,29 @@ def geo_variant_label(pair: Pair) -> str:
     return label + (" (ns-3 rho set)" if pair.ns3_options.get("hybla_rho_fix") else "")
 
 
+def gain_over(values: list[float], base: list[float]) -> tuple[float, float, str]:
+    """Gain of mean(values) over mean(base) in percent, two standard errors of that gain
+    (the two means' errors combined, seeds taken as independent), and "higher", "lower" or
+    "same" (within two standard errors)."""
+    mean_v, mean_b = statistics.fmean(values), statistics.fmean(base)
+
+    def se(xs: list[float]) -> float:
+        return statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0
+
+    gain = pct_diff(mean_v, mean_b)
+    two_se = 200.0 * (se(values) ** 2 + se(base) ** 2) ** 0.5 / mean_b if mean_b else 0.0
+    kind = "higher" if gain > two_se else "lower" if gain < -two_se else "same"
+    return gain, two_se, kind
+
+
 def geo_matrix_report(console: Console, variants: dict[str, list[Pair]]) -> dict[str, Any]:
     """(e): each variant against ns-3 (±10 %), and against NewReno on each simulator."""
     rows = [geo_report(console, "(e)", name, pairs) for name, pairs in variants.items()]
     base = rows[0]  # plain NewReno comes first
-    summary = Table(title="(e) GEO, BER 1e-6: mean goodput, and the gain over NewReno on each")
+    summary = Table(
+        title="(e) GEO, BER 1e-6: mean goodput, and the gain over NewReno on each simulator "
+        "(± two standard errors over the seeds)"
+    )
     for col in (
         "variant",
         "tcplab kbit/s",
@@ -480,21 +503,26 @@ def geo_matrix_report(console: Console, variants: dict[str, list[Pair]]) -> dict
     ):
         summary.add_column(col, justify="right", no_wrap=True)
     for row, pairs in zip(rows, variants.values(), strict=True):
-        gain_ours = pct_diff(row["tcplab_mean_bps"], base["tcplab_mean_bps"])
-        gain_theirs = pct_diff(row["ns3_mean_bps"], base["ns3_mean_bps"])
         row["label"] = geo_variant_label(pairs[0])
-        row["tcplab_gain_over_newreno_pct"] = gain_ours
-        row["ns3_gain_over_newreno_pct"] = gain_theirs
-        same = row is base or (gain_ours > 0) == (gain_theirs > 0)
-        row["same_ordering"] = same
+        cells = ["—", "—", "—"]
+        if row is not base:
+            ours = gain_over(row["tcplab_goodput_bps"], base["tcplab_goodput_bps"])
+            theirs = gain_over(row["ns3_goodput_bps"], base["ns3_goodput_bps"])
+            keys = ("pct", "two_se_pct", "kind")
+            row["tcplab_gain_over_newreno"] = dict(zip(keys, ours, strict=True))
+            row["ns3_gain_over_newreno"] = dict(zip(keys, theirs, strict=True))
+            row["same_ordering"] = ours[2] == theirs[2]
+            cells = [
+                f"{ours[0]:+.1f} ± {ours[1]:.1f} % ({ours[2]})",
+                f"{theirs[0]:+.1f} ± {theirs[1]:.1f} % ({theirs[2]})",
+                "yes" if row["same_ordering"] else "[red]no[/]",
+            ]
         summary.add_row(
             row["label"],
             kbps(row["tcplab_mean_bps"]),
             kbps(row["ns3_mean_bps"]),
             f"{row['diff_pct']:+.1f} % {verdict(row['pass'])}",
-            "—" if row is base else f"{gain_ours:+.1f} %",
-            "—" if row is base else f"{gain_theirs:+.1f} %",
-            "—" if row is base else ("yes" if same else "[red]no[/]"),
+            *cells,
         )
     console.print(summary)
     return {"variants": rows}
@@ -586,29 +614,31 @@ LFN_CCS = ("newreno", "cubic")
 LFN_WINDOWS = (10, 256, 2560)
 LFN_WINDOWS_QUICK = (10, 2560)
 # (e)'s variants: (cc, sack, ns-3 Hybla rho diagnostic); the first is the baseline the
-# others are compared with. The last runs ns-3's Hybla with rho set after the handshake
+# others are compared with. The last two run ns-3's Hybla with rho set after the handshake
 # (ns3_peer.py --hybla-rho-fix): ns-3 3.44 leaves it at 1 on this path (see README), and
-# this variant shows how the two Hyblas compare once that is out of the way.
+# these show how the two Hyblas compare once that is out of the way, with NewReno's and with
+# SACK's recovery (they end recovery differently, see README).
 GEO_VARIANTS = (
     ("newreno", False, False),
     ("newreno", True, False),
     ("hybla", False, False),
     ("hybla", False, True),
+    ("hybla", True, True),
 )
 # (e)'s socket buffers: 64 KiB without window scaling is the largest window an RFC 1323-less
 # stack offers (seed 000's Windows NT): 44 segments, 0.94 Mb/s over the 0.55 s RTT, so the
 # congestion window, not the buffer, is what the algorithms differ in. (a) keeps 32 KiB.
 GEO_VARIANT_BUFFERS = "64KiB"
-# Rough ns-3 Simulator::Run seconds on an idle 2-core machine (measured; see README), only
-# to start the long runs first.
-NS3_COST_S = {"geo": 1.0, "lfn": 2.0}
-NS3_COST_LFN_S = {
-    ("newreno", 256): 200.0,
-    ("newreno", 2560): 200.0,
-    ("cubic", 10): 200.0,
-    ("cubic", 256): 200.0,
-    ("cubic", 2560): 200.0,
-}
+# (d)'s socket buffers. 8 MiB is above the BDP (7.5 MB), so once the window is open the
+# link, not the window, limits the rate, and below BDP + queue (15 MB), so slow start ends
+# at the buffer without a loss: what (d) compares is how fast each initial window and
+# slow start fill the pipe, the paper's question. Larger buffers (--lfn-buffers 64MiB) let
+# slow start overshoot the path by thousands of segments; ns-3 3.44 then spends minutes of
+# CPU per run in its send buffer's list walks (see README), so that is not the default.
+LFN_MATRIX_BUFFERS = "8MiB"
+# Rough ns-3 Simulator::Run seconds on an idle 2-core machine, only to start the long runs
+# first: loss-free runs take a few seconds, runs with a window overshoot minutes.
+NS3_COST_S = {"geo": 1.0, "lfn": 2.0, "lfn-overshoot": 600.0}
 
 
 def parse_scenarios(text: str) -> set[str]:
@@ -634,6 +664,12 @@ def main(argv: list[str] | None = None) -> int:
         type=parse_scenarios,
         default=set(SCENARIOS),
         help="which of a,b,c,d,e to run (default all; c times b's plan, so runs it)",
+    )
+    ap.add_argument(
+        "--lfn-buffers",
+        default=LFN_MATRIX_BUFFERS,
+        help="socket buffers for (d) (default %(default)s: loss-free; above 15MB slow start "
+        "overshoots the path and ns-3 needs minutes per run)",
     )
     ap.add_argument("--json", action="store_true", help="print one JSON document instead")
     ap.add_argument(
@@ -691,8 +727,16 @@ def main(argv: list[str] | None = None) -> int:
     if "d" in chosen:
         for cc in LFN_CCS:
             for iw in LFN_WINDOWS_QUICK if args.quick else LFN_WINDOWS:
-                spec = lfn_spec("10s", args.min_rto, cc=cc, initial_window=iw, sack=True)
-                cost = NS3_COST_LFN_S.get((cc, iw), NS3_COST_S["lfn"])
+                spec = lfn_spec(
+                    "10s",
+                    args.min_rto,
+                    cc=cc,
+                    initial_window=iw,
+                    sack=True,
+                    buffers=args.lfn_buffers,
+                )
+                overshoot = args.lfn_buffers != LFN_MATRIX_BUFFERS and (cc, iw) != ("newreno", 10)
+                cost = NS3_COST_S["lfn-overshoot" if overshoot else "lfn"]
                 matrix.append(Pair(spec.name, 1, resolve(spec, seed=1), cost))
 
     geo_all = [p for group in (geo_pairs, variant_pairs) for ps in group.values() for p in ps]
