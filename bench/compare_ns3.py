@@ -2,11 +2,13 @@
 """Peer comparison of tcplab's simulator with ns-3 3.44 on the same plans.
 
     bash bench/setup-ns3.sh && .venv/bin/python bench/compare_ns3.py [--quick] [--json]
+        [--scenarios a,b,c,d,e] [--verbose]
 
 Each scenario is written once as a tcplab spec and resolved into plans (tcplab.plan.resolve);
-tcplab runs each plan in-process (tcplab._sim.run) and ns-3 runs the very same plan JSON in a
-subprocess under bench/.venv-ns3 (bench/ns3_peer.py). Targets (printed PASS/FAIL; a missed
-target does not change the exit status, only a crash does):
+tcplab runs each plan in-process (tcplab._sim.run) and ns-3 runs the very same plan JSON in
+`ns3_peer.py --serve` processes under bench/.venv-ns3, each paying the cppyy import once.
+Targets (printed PASS/FAIL; a missed target does not change the exit status, only a crash
+does):
 
   (a) GEO 2.048 Mb/s, 275 ms each way, BER 1e-6 and 3e-6, 200 s bulk, 5 seeds:
       mean goodput within 10 % of ns-3's.
@@ -14,6 +16,10 @@ target does not change the exit status, only a crash does):
       per-second series side by side.
   (c) wall-clock ratio ns-3 / tcplab for (b), ns-3's Simulator::Run timed apart from its
       import: at least 20x.
+  (d) (b)'s path with SACK and 8 MiB buffers, {newreno, cubic} x initial window {10, 256,
+      2560}: per-second series side by side, delivered bytes within 10 % per combination.
+  (e) (a)'s path at BER 1e-6 with 64 KiB buffers: NewReno, NewReno + SACK and Hybla, mean
+      goodput within 10 % each, and whether SACK / Hybla beat NewReno on both simulators.
 """
 
 from __future__ import annotations
@@ -568,20 +574,27 @@ def speed_report(console: Console, pair: Pair) -> dict[str, Any]:
 
 
 def plan_settings_report(console: Console, pairs: list[Pair]) -> None:
-    """The sender's plan TCP block per scenario: what tcplab runs, and what the ns-3 table
-    below mirrors."""
-    fields = list(pairs[0].plan["hosts"][0]["tcp"])
-    table = Table(title="tcplab plan: sender TCP fields per scenario (both hosts alike)")
-    table.add_column("scenario")
-    for f in fields:
-        table.add_column(f.removesuffix("_ns"), justify="right")
-    for p in pairs:
-        t = p.plan["hosts"][0]["tcp"]
-        table.add_row(
-            p.scenario,
-            *((f"{t[f] / 1e6:g}ms" if f.endswith("_ns") else str(t[f]).lower()) for f in fields),
-        )
+    """The sender's plan TCP block per scenario (both hosts have the same): what tcplab
+    runs, and what the ns-3 tables below mirror. Fields equal in every scenario are listed
+    once, under the table."""
+
+    def shown(field_name: str, value: Any) -> str:
+        if field_name.endswith("_ns"):
+            return f"{value / 1e6:g}ms"
+        return str(value).lower()
+
+    blocks = [p.plan["hosts"][0]["tcp"] for p in pairs]
+    fields = list(blocks[0])
+    varying = [f for f in fields if len({shown(f, b[f]) for b in blocks}) > 1]
+    table = Table(title="tcplab plan: sender TCP fields that differ between scenarios")
+    table.add_column("scenario", no_wrap=True)
+    for f in varying:
+        table.add_column(f, justify="right")
+    for p, b in zip(pairs, blocks, strict=True):
+        table.add_row(p.scenario, *(shown(f, b[f]) for f in varying))
     console.print(table)
+    same = ", ".join(f"{f} = {shown(f, blocks[0][f])}" for f in fields if f not in varying)
+    console.print(f"    in every scenario: {same}\n")
 
 
 def settings_report(console: Console, pairs: list[Pair]) -> None:
