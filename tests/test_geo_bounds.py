@@ -49,10 +49,13 @@ def bound(scenario: dict) -> dict:
 
 # Nagle off with 64 KiB buffers is left out on purpose: the send buffer is then one byte
 # larger than the 65535-byte window, and each ACK first sends that lone byte (all queued
-# data, Nagle off: RFC 1122 §4.2.3.4 allows it), a sender-side silly window.
+# data, Nagle off: RFC 1122 §4.2.3.4 allows it), a sender-side silly window. So is Nagle
+# off with 4 KiB: the window's 1176-byte tail segment would move the right edge by less
+# than an MSS, so the receiver holds the edge (RFC 1122 §4.2.3.3, receiver silly-window
+# avoidance) and the window the sender sees alternates between 4096 and 2920 bytes.
 @pytest.mark.parametrize(
     ("buffer_kib", "nagle"),
-    [(k, True) for k in (4, 8, 16, 32, 64)] + [(k, False) for k in (4, 8, 16, 32)],
+    [(k, True) for k in (4, 8, 16, 32, 64)] + [(k, False) for k in (8, 16, 32)],
 )
 def test_steady_goodput_equals_the_window_bound(buffer_kib: int, nagle: bool) -> None:
     scenario = geo(buffer_kib * KIB, delayed_ack=False, nagle=nagle)

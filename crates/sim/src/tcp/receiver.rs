@@ -1,10 +1,11 @@
 //! The receiving side of a connection: reassembly, the receive buffer and its advertised
-//! window, and the ACK policy (immediate or delayed).
+//! window with receiver silly-window avoidance, window updates when the application
+//! drains the buffer, and the ACK policy (immediate or delayed).
 
 use std::collections::VecDeque;
 
 use super::ranges::RangeSet;
-use super::segment::{MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS};
+use super::segment::{MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS, TIMESTAMPS_OPTION_BYTES};
 use super::{timestamp_clock, window_shift_for, Segment, Timestamps};
 use crate::engine::Nanos;
 
@@ -35,6 +36,8 @@ pub struct ReceiverStats {
     pub segments: u64,
     pub acks_sent: u64,
     pub out_of_order: u64,
+    /// ACKs sent because the application's reads opened the window, not because data came.
+    pub window_updates: u64,
 }
 
 pub struct Receiver {
@@ -53,6 +56,13 @@ pub struct Receiver {
     last_ack_sent: u64,
     /// In-order bytes the application has not read yet.
     unread: u64,
+    /// The right edge of the window last offered, RCV.NXT + RCV.WND as sent.
+    rcv_adv: u64,
+    /// The payload of the peer's full segments (RFC 1122's Eff.snd.MSS): the smaller MSS
+    /// of the two SYNs, less the timestamps option when it is in use (RFC 6691).
+    peer_mss: u64,
+    /// The ACK now due is a window update.
+    window_update: bool,
     /// Shift we apply to our window field; 0 unless both SYNs offered scaling.
     rcv_wscale: u8,
     offer_wscale: bool,
@@ -73,6 +83,9 @@ impl Receiver {
             ts_recent: 0,
             last_ack_sent: 0,
             unread: 0,
+            rcv_adv: 0,
+            peer_mss: u64::from(cfg.mss),
+            window_update: false,
             rcv_wscale: 0,
             offer_wscale: false,
             ack_due: AckDue::None,
@@ -87,15 +100,28 @@ impl Receiver {
         self.cfg.rcvbuf - self.unread
     }
 
-    /// The 16-bit window field: the free buffer scaled by our shift; without scaling it
-    /// cannot exceed 65535 bytes (RFC 7323 §2).
-    fn window_field(&self) -> u16 {
-        (self.free() >> self.rcv_wscale).min(65_535) as u16
+    /// The largest window the 16-bit field can describe for `bytes`, given our shift:
+    /// without scaling it cannot exceed 65535 bytes (RFC 7323 §2).
+    fn describable(&self, bytes: u64) -> u64 {
+        (bytes >> self.rcv_wscale).min(65_535) << self.rcv_wscale
     }
 
-    /// The window in bytes as the peer will read it.
+    /// The window offered now. RFC 1122 §4.2.3.3 receiver SWS avoidance: the right edge
+    /// moves only when it can move by at least min(rcvbuf / 2, MSS); until then the offer
+    /// keeps the old edge and shrinks as data arrives, so a slow reader freeing a few
+    /// bytes at a time never invites small segments.
     pub fn advertised_window(&self) -> u64 {
-        u64::from(self.window_field()) << self.rcv_wscale
+        let whole = self.describable(self.free());
+        let step = (self.cfg.rcvbuf / 2).min(self.peer_mss);
+        if self.rcv_nxt + whole >= self.rcv_adv + step {
+            whole
+        } else {
+            self.describable(self.rcv_adv.saturating_sub(self.rcv_nxt))
+        }
+    }
+
+    fn window_field(&self) -> u16 {
+        (self.advertised_window() >> self.rcv_wscale) as u16
     }
 
     pub fn on_segment(&mut self, now: Nanos, seg: &Segment) {
@@ -143,9 +169,13 @@ impl Receiver {
             self.rcv_wscale = window_shift_for(self.cfg.rcvbuf);
         }
         self.sack = self.cfg.sack && seg.sack_permitted;
+        if let Some(mss) = seg.mss_option {
+            self.peer_mss = self.peer_mss.min(u64::from(mss));
+        }
         if let (true, Some(ts)) = (self.cfg.timestamps, seg.timestamps) {
             self.timestamps = true;
             self.ts_recent = ts.val;
+            self.peer_mss -= u64::from(TIMESTAMPS_OPTION_BYTES);
         }
         self.ack_due = AckDue::SynAck;
     }
@@ -204,11 +234,34 @@ impl Receiver {
         }
     }
 
+    /// In-order bytes waiting for the application.
+    pub fn readable(&self) -> u64 {
+        self.unread
+    }
+
     /// The application reads up to `max` bytes; returns how many it got.
     pub fn read(&mut self, max: u64) -> u64 {
         let n = self.unread.min(max);
         self.unread -= n;
+        if n > 0 {
+            self.consider_window_update();
+        }
         n
+    }
+
+    /// After a read, a window update goes out when the right edge can move by at least two
+    /// segments or half the buffer, as 4.4BSD's tcp_output decides (Wright & Stevens, TCP/IP
+    /// Illustrated Vol. 2, §26.3); a smaller opening waits for the next ACK. A slow
+    /// receiver's updates are the extra control packets of seed 003's downstream (Fig. 8).
+    fn consider_window_update(&mut self) {
+        if !self.established || matches!(self.ack_due, AckDue::Now | AckDue::SynAck) {
+            return;
+        }
+        let opens = (self.rcv_nxt + self.advertised_window()).saturating_sub(self.rcv_adv);
+        if opens >= 2 * self.peer_mss || 2 * opens >= self.cfg.rcvbuf {
+            self.ack_due = AckDue::Now;
+            self.window_update = true;
+        }
     }
 
     /// Emits the ACK that is due by `now`, if any.
@@ -221,19 +274,41 @@ impl Receiver {
         if !due {
             return;
         }
+        if self.window_update {
+            self.stats.window_updates += 1;
+        }
+        let seg = self.acknowledgement(now);
+        out.push(seg);
+        self.stats.acks_sent += 1;
+    }
+
+    /// The ACK fields for a data segment this host sends the other way: every segment after
+    /// the SYN carries them (RFC 9293 §3.10.7.4), so it takes the place of any ACK due. The
+    /// SYN-ACK, while ours is still owed.
+    pub fn piggyback(&mut self, now: Nanos) -> Option<Segment> {
+        self.established.then(|| self.acknowledgement(now))
+    }
+
+    fn acknowledgement(&mut self, now: Nanos) -> Segment {
         let mut seg = if self.ack_due == AckDue::SynAck {
+            // RFC 7323 §2.2: the window in a SYN is never scaled.
+            let window = self.free().min(65_535);
+            self.rcv_adv = window;
             Segment {
                 syn: true,
                 has_ack: true,
-                // RFC 7323 §2.2: the window in a SYN is never scaled.
-                window: self.free().min(65_535) as u16,
+                window: window as u16,
                 mss_option: Some(self.cfg.mss as u16),
                 wscale_option: self.offer_wscale.then_some(self.rcv_wscale),
                 sack_permitted: self.sack,
                 ..Segment::default()
             }
         } else {
-            let mut ack = Segment::pure_ack(self.rcv_nxt, self.window_field());
+            let field = self.window_field();
+            self.rcv_adv = self
+                .rcv_adv
+                .max(self.rcv_nxt + (u64::from(field) << self.rcv_wscale));
+            let mut ack = Segment::pure_ack(self.rcv_nxt, field);
             if self.sack {
                 self.attach_sack_blocks(&mut ack);
             }
@@ -246,10 +321,10 @@ impl Receiver {
             });
         }
         self.last_ack_sent = self.rcv_nxt;
-        out.push(seg);
-        self.stats.acks_sent += 1;
         self.segments_since_ack = 0;
         self.ack_due = AckDue::None;
+        self.window_update = false;
+        seg
     }
 
     pub fn next_deadline(&self) -> Option<Nanos> {
@@ -350,8 +425,93 @@ mod tests {
         let mut r = established(false);
         r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
         assert_eq!(acks(&mut r, MS)[0].window, 65_535 - 1460);
+        r.read(1460);
+        assert_eq!(r.advertised_window(), 65_535);
+    }
+
+    #[test]
+    fn the_right_edge_moves_only_by_an_mss_or_half_the_buffer() {
+        // RFC 1122 §4.2.3.3: freeing less than min(rcvbuf/2, MSS) leaves the offered right
+        // edge where it was, so the window keeps shrinking as data arrives.
+        let mut r = established(false);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        acks(&mut r, MS);
         r.read(1000);
-        assert_eq!(r.advertised_window(), 65_535 - 460);
+        assert_eq!(r.advertised_window(), 65_535 - 1460);
+        r.on_segment(2 * MS, &Segment::data(1460, 500, 0, 0));
+        assert_eq!(acks(&mut r, 2 * MS)[0].window, 65_535 - 1960);
+        // 1000 + 960 bytes freed since the edge last moved: more than an MSS, so it moves.
+        r.read(960);
+        assert_eq!(r.advertised_window(), 65_535);
+    }
+
+    /// A receiver with an 8 KiB buffer (Windows 2000's default, seed 003 Table 2) whose
+    /// application has not read the 7300 bytes that arrived.
+    fn full_small_buffer() -> Receiver {
+        let mut r = receiver(false, 8192, false);
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                ..Segment::default()
+            },
+        );
+        acks(&mut r, 0);
+        for k in 0..5u64 {
+            r.on_segment(MS, &Segment::data(1460 * k, 1460, 0, 0));
+        }
+        assert_eq!(acks(&mut r, MS).last().unwrap().window, 892);
+        r
+    }
+
+    #[test]
+    fn a_slow_reader_sends_a_window_update_once_two_segments_fit_again() {
+        // 4.4BSD tcp_output: a window update after the application reads when the right
+        // edge can move by 2 MSS (or half the buffer); smaller reads send nothing.
+        let mut r = full_small_buffer();
+        for _ in 0..5 {
+            r.read(512);
+            assert!(acks(&mut r, 2 * MS).is_empty());
+        }
+        r.read(512);
+        let update = acks(&mut r, 2 * MS);
+        assert_eq!((update[0].ack, update[0].window), (7300, 892 + 3072));
+        assert_eq!(r.stats.window_updates, 1);
+    }
+
+    #[test]
+    fn reading_half_the_buffer_at_once_opens_it_with_one_update() {
+        let mut r = full_small_buffer();
+        r.read(4096);
+        assert_eq!(acks(&mut r, 2 * MS)[0].window, 892 + 4096);
+        assert_eq!(r.stats.window_updates, 1);
+    }
+
+    #[test]
+    fn a_reader_that_keeps_up_sends_no_window_updates() {
+        let mut r = established(true);
+        let mut sent = 0;
+        for k in 0..100u64 {
+            r.on_segment(MS * k, &Segment::data(1460 * k, 1460, 0, 0));
+            r.read(u64::MAX);
+            sent += acks(&mut r, MS * k).len();
+        }
+        assert_eq!((sent, r.stats.window_updates), (50, 0));
+    }
+
+    #[test]
+    fn a_piggybacked_ack_replaces_the_delayed_one() {
+        let mut r = established(true);
+        r.on_segment(MS, &Segment::data(0, 100, 0, 0));
+        assert_eq!(r.next_deadline(), Some(201 * MS));
+        let ack = r.piggyback(2 * MS).unwrap();
+        assert_eq!((ack.ack, ack.has_ack), (100, true));
+        assert_eq!(r.next_deadline(), None);
+        assert!(acks(&mut r, 300 * MS).is_empty());
+        assert_eq!(
+            r.stats.acks_sent, 1,
+            "only the SYN-ACK went as a segment of its own"
+        );
     }
 
     #[test]
