@@ -1,5 +1,6 @@
-//! tcplab's discrete-event simulator: TCP over point-to-point paths (satellite hops, long
-//! fat pipes), with integer-nanosecond time and named, seeded random streams, so that the
+//! tcplab's discrete-event simulator: TCP flows over networks of links and routers
+//! (satellite hops, long fat pipes, shared bottlenecks), between hosts whose CPUs and
+//! applications can be the bottleneck, with integer-nanosecond time and named, seeded random streams, so that the
 //! same plan and seed give bit-identical results.
 //!
 //! The simulator knows nothing about Python, files or units: it runs a resolved [`Plan`]
@@ -7,6 +8,7 @@
 
 pub mod engine;
 mod error;
+mod flow;
 pub mod host;
 pub mod metrics;
 pub mod net;
@@ -14,6 +16,7 @@ pub mod plan;
 pub mod result;
 mod sim;
 pub mod tcp;
+pub mod topology;
 
 pub use error::PlanError;
 pub use plan::Plan;

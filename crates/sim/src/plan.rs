@@ -2,6 +2,14 @@
 //! with every unit converted (ns, bit/s, bytes) and every named curve or link kind turned
 //! into numbers; see docs/internals/plan-and-result.md. The simulator re-checks the ranges
 //! it relies on so that a hand-written plan gets an error, never a panic.
+//!
+//! A plan comes in one of two forms. The path form (no `flows`) has two hosts, links in
+//! path order and one top-level `app`, as it always had. The topology form names each
+//! link's two nodes (hosts first, then routers) and lists the flows, each with its own app.
+
+mod flows;
+
+pub use flows::{FlowPlan, RouterPlan};
 
 use serde::Deserialize;
 
@@ -15,8 +23,16 @@ pub struct Plan {
     pub interval_ns: u64,
     pub trace_interval_ns: u64,
     pub hosts: Vec<HostPlan>,
+    /// Store-and-forward nodes of the topology form; node ids count hosts first.
+    #[serde(default)]
+    pub routers: Vec<RouterPlan>,
     pub links: Vec<LinkPlan>,
-    pub app: AppPlan,
+    /// The application of the path form's single flow.
+    #[serde(default)]
+    pub app: Option<AppPlan>,
+    /// The topology form's flows; empty in the path form.
+    #[serde(default)]
+    pub flows: Vec<FlowPlan>,
     /// Packet captures; a plan without it captures nothing.
     pub trace: Option<TracePlan>,
 }
@@ -26,6 +42,25 @@ pub struct Plan {
 pub struct HostPlan {
     pub name: String,
     pub tcp: TcpPlan,
+    /// Processing costs; a host without them does its work in no time.
+    #[serde(default)]
+    pub cpu: Option<CpuPlan>,
+}
+
+/// What the host's one CPU spends on each kind of work (docs/models/hosts.md).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuPlan {
+    /// Protocol processing of each packet sent or received.
+    pub per_packet_ns: u64,
+    /// Copying each byte between the application and the socket, in read() and write().
+    pub per_byte_ns: u64,
+    /// Each system call (read, write, and the storage write of a storing receiver).
+    pub per_call_ns: u64,
+    /// Writing each received byte to storage; 0 for a receiver that keeps nothing.
+    pub storage_per_byte_ns: u64,
+    /// Received packets the NIC holds while they wait for the CPU.
+    pub ring_packets: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -51,6 +86,9 @@ pub struct TcpPlan {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkPlan {
+    /// Topology form: the node the forward direction leaves and the node it reaches.
+    #[serde(default)]
+    pub nodes: Option<[usize; 2]>,
     pub forward: ChannelPlan,
     pub reverse: ChannelPlan,
 }
@@ -103,14 +141,42 @@ pub struct FramingPlan {
 pub enum AppKind {
     Bulk,
     File,
+    /// One message of `bytes`, received when its last byte is; `direction` says which way.
+    Message,
+    /// Request/response transactions, like netperf TCP_RR.
+    Rr,
+}
+
+/// Which way a message travels between the flow's first host (the client) and its second
+/// (the server); `Both` is upstream, then downstream once the server holds all of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    #[default]
+    Upstream,
+    Downstream,
+    Both,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppPlan {
     pub kind: AppKind,
+    /// Bytes per write() call.
     pub message_size: u64,
     pub bytes: Option<u64>,
+    /// Sleep after each complete write() call before the next (seed 003's inter-packet delay).
+    #[serde(default)]
+    pub write_delay_ns: u64,
+    /// Bytes per read() call; none: whatever the socket holds.
+    #[serde(default)]
+    pub read_size: Option<u64>,
+    #[serde(default)]
+    pub direction: Direction,
+    #[serde(default)]
+    pub request_size: Option<u64>,
+    #[serde(default)]
+    pub response_size: Option<u64>,
 }
 
 /// Packet captures of link directions (docs/pcap.md).
@@ -244,15 +310,6 @@ impl Plan {
         positive("duration_ns", self.duration_ns)?;
         positive("interval_ns", self.interval_ns)?;
         positive("trace_interval_ns", self.trace_interval_ns)?;
-        if self.hosts.len() != 2 {
-            return Err(PlanError::field(
-                "hosts",
-                format!(
-                    "exactly 2 hosts are supported (sender, receiver), got {}",
-                    self.hosts.len()
-                ),
-            ));
-        }
         for (i, host) in self.hosts.iter().enumerate() {
             let at = format!("hosts.{i}.tcp");
             let tcp = &host.tcp;
@@ -279,9 +336,9 @@ impl Plan {
                 u64::from(tcp.initial_window),
             )?;
             positive(&format!("{at}.delack_timeout_ns"), tcp.delack_timeout_ns)?;
-        }
-        if self.links.is_empty() {
-            return Err(PlanError::field("links", "at least one link is required"));
+            if let Some(cpu) = &host.cpu {
+                positive(&format!("hosts.{i}.cpu.ring_packets"), cpu.ring_packets)?;
+            }
         }
         for (i, link) in self.links.iter().enumerate() {
             for (dir, ch) in [("forward", &link.forward), ("reverse", &link.reverse)] {
@@ -297,20 +354,65 @@ impl Plan {
         if let Some(trace) = &self.trace {
             trace.validate(self.links.len(), self.duration_ns)?;
         }
-        positive("app.message_size", self.app.message_size)?;
-        match (self.app.kind, self.app.bytes) {
-            (AppKind::File, None) => Err(PlanError::field(
-                "app.bytes",
-                "a file app needs its size in bytes",
-            )),
-            (AppKind::File, Some(0)) => {
-                Err(PlanError::field("app.bytes", "must be greater than 0"))
-            }
-            (AppKind::Bulk, Some(_)) => Err(PlanError::field(
-                "app.bytes",
-                "a bulk app has no size; use kind = \"file\"",
-            )),
-            _ => Ok(()),
+        self.validate_flows()
+    }
+}
+
+impl AppPlan {
+    fn validate(&self, at: &str) -> Result<(), PlanError> {
+        positive(&format!("{at}.message_size"), self.message_size)?;
+        if let Some(n) = self.read_size {
+            positive(&format!("{at}.read_size"), n)?;
         }
+        let sized = matches!(self.kind, AppKind::File | AppKind::Message);
+        match self.bytes {
+            None if sized => {
+                return Err(PlanError::field(
+                    format!("{at}.bytes"),
+                    "a file or message app needs its size in bytes",
+                ))
+            }
+            Some(0) => {
+                return Err(PlanError::field(
+                    format!("{at}.bytes"),
+                    "must be greater than 0",
+                ))
+            }
+            Some(_) if !sized => {
+                return Err(PlanError::field(
+                    format!("{at}.bytes"),
+                    "only a file or message app has a size; bulk and rr run for the duration",
+                ))
+            }
+            _ => {}
+        }
+        if self.direction != Direction::Upstream && self.kind != AppKind::Message {
+            return Err(PlanError::field(
+                format!("{at}.direction"),
+                "only a message app has a direction",
+            ));
+        }
+        for (name, size) in [
+            ("request_size", self.request_size),
+            ("response_size", self.response_size),
+        ] {
+            match (self.kind, size) {
+                (AppKind::Rr, None) => {
+                    return Err(PlanError::field(
+                        format!("{at}.{name}"),
+                        "an rr app needs request and response sizes",
+                    ))
+                }
+                (AppKind::Rr, Some(n)) => positive(&format!("{at}.{name}"), n)?,
+                (_, Some(_)) => {
+                    return Err(PlanError::field(
+                        format!("{at}.{name}"),
+                        "only an rr app has request and response sizes",
+                    ))
+                }
+                (_, None) => {}
+            }
+        }
+        Ok(())
     }
 }

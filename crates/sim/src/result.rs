@@ -2,12 +2,13 @@
 
 use serde::Serialize;
 
-use crate::metrics::{LimitShares, SeriesOut, Trace};
+use crate::metrics::{LatencySummary, LimitShares, SeriesOut, Trace};
 
 #[derive(Debug, Serialize)]
 pub struct RunResult {
     pub summary: Summary,
     pub flows: Vec<FlowResult>,
+    pub hosts: Vec<HostResult>,
     pub links: Vec<LinkResult>,
     pub series: SeriesOut,
     pub trace: Trace,
@@ -36,6 +37,16 @@ pub struct Summary {
     pub completed: bool,
     pub events: u64,
     pub limited_by: LimitShares,
+    /// Jain's index of the flows' goodputs; None when no flow delivered anything.
+    pub fairness: Option<f64>,
+    /// The busiest host's CPU utilisation, and the goodput per unit of it.
+    pub cpu_utilisation: f64,
+    pub goodput_per_cpu_bps: Option<f64>,
+    pub window_updates: u64,
+    pub ring_drops: u64,
+    /// Request/response flows' transactions; absent without such flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rr: Option<LatencySummary>,
 }
 
 #[derive(Debug, Serialize)]
@@ -50,6 +61,21 @@ pub struct FlowResult {
     pub srtt_s: f64,
     pub min_rtt_s: f64,
     pub final_cwnd_bytes: u64,
+    pub window_updates: u64,
+    /// When the receiver had the whole file or message; None for an unsized or unfinished flow.
+    pub completed_s: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HostResult {
+    pub host: String,
+    pub cpu_utilisation: f64,
+    /// Goodput of the flows the host takes part in, per unit of its CPU utilisation
+    /// (seed 002's "transfer rate per CPU usage": 17 Mb/s at 34 % is 50 Mb/s).
+    pub goodput_per_cpu_bps: Option<f64>,
+    pub packets: u64,
+    pub calls: u64,
+    pub ring_drops: u64,
 }
 
 #[derive(Debug, Serialize)]

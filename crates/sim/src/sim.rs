@@ -1,49 +1,52 @@
-//! The simulation: a linear path of hosts and store-and-forward routers joined by
-//! full-duplex links, one TCP connection from the first host to the last, and the event
-//! loop that drives them.
+//! The simulation: hosts and store-and-forward routers joined by full-duplex links, the
+//! flows between hosts, each host's CPU, and the event loop that drives them.
 
 use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
-use crate::host::Writer;
-use crate::metrics::{IntervalSeries, LimitClock, Trace};
+use crate::flow::Flow;
+use crate::host::{Cpu, CpuCosts};
+use crate::metrics::{IntervalSeries, Trace};
 use crate::net::{Channel, Packet, Taps};
 use crate::plan::Plan;
-use crate::result::{FlowResult, LinkResult, RunResult, Summary};
-use crate::tcp::{Receiver, ReceiverConfig, Segment, Sender, SenderConfig};
+use crate::result::RunResult;
+use crate::tcp::Segment;
+use crate::topology;
 
-/// Route 0 carries data from the first host to the last, route 1 carries ACKs back.
-const DATA_ROUTE: usize = 0;
-const ACK_ROUTE: usize = 1;
+mod report;
 
 enum Event {
     /// A channel finished serializing its frame.
     TxDone(usize),
     /// A packet reached the far end of the channel it was on.
     Arrive(Packet),
-    SenderTimer,
-    ReceiverTimer,
+    SenderTimer(usize, usize),
+    ReceiverTimer(usize, usize),
+    /// A writing application's sleep between calls ended.
+    AppWake(usize, usize),
+    /// A host's CPU finished its current work.
+    CpuDone(usize),
+    Start(usize),
     Sample,
 }
 
-/// Wake-up bookkeeping for an endpoint's timer: stale wake-ups are harmless (the endpoint
-/// checks its own deadline), so an event is scheduled only when the deadline moves earlier.
-#[derive(Default)]
-struct Wake(Option<Nanos>);
-
-impl Wake {
-    fn needs(&mut self, deadline: Option<Nanos>) -> Option<Nanos> {
-        let d = deadline?;
-        if self.0.is_some_and(|w| w <= d) {
-            return None;
-        }
-        self.0 = Some(d);
-        Some(d)
-    }
-
-    fn fired(&mut self, now: Nanos) {
-        if self.0 == Some(now) {
-            self.0 = None;
-        }
-    }
+/// A piece of work for a host's CPU.
+enum Job {
+    Receive(Packet),
+    Send(Packet),
+    Write {
+        flow: usize,
+        side: usize,
+        bytes: u64,
+    },
+    Read {
+        flow: usize,
+        side: usize,
+        bytes: u64,
+    },
+    Store {
+        flow: usize,
+        side: usize,
+        bytes: u64,
+    },
 }
 
 pub struct Simulation {
@@ -52,19 +55,24 @@ pub struct Simulation {
     events: EventQueue<Event>,
     /// Link i's forward direction is channel 2i, its reverse 2i + 1.
     channels: Vec<Channel>,
-    routes: [Vec<usize>; 2],
-    sender: Sender,
-    receiver: Receiver,
-    writer: Writer,
-    sender_wake: Wake,
-    receiver_wake: Wake,
-    out: Vec<Segment>,
-    delivered: u64,
-    completed_at: Option<Nanos>,
+    /// Per host: its CPU, or None for a host whose work costs nothing.
+    cpus: Vec<Option<Cpu<Job>>>,
+    /// Hosts given work since their CPU last looked for more.
+    touched: Vec<usize>,
+    flows: Vec<Flow>,
+    /// Sized flows not yet complete, and whether every flow is sized (then the run ends
+    /// when they are all complete).
+    pending: usize,
+    all_sized: bool,
+    stopped_at: Option<Nanos>,
     series: IntervalSeries,
     trace: Trace,
-    limits: LimitClock,
     taps: Taps,
+}
+
+/// A sender's segments are its SYN and data; a receiver's are its SYN-ACK and pure ACKs.
+fn from_sender(seg: &Segment) -> bool {
+    (seg.syn && !seg.has_ack) || seg.len > 0
 }
 
 impl Simulation {
@@ -76,64 +84,52 @@ impl Simulation {
                 channels.push(Channel::new(ch, stream));
             }
         }
-        let n = plan.links.len();
-        let routes = [
-            (0..n).map(|i| 2 * i).collect(),
-            (0..n).rev().map(|i| 2 * i + 1).collect(),
-        ];
-        let (src, dst) = (&plan.hosts[0].tcp, &plan.hosts[plan.hosts.len() - 1].tcp);
-        let sender = Sender::new(SenderConfig {
-            cc: src.cc.clone(),
-            mss: src.mss,
-            sndbuf: src.sndbuf,
-            rcvbuf: src.rcvbuf,
-            initial_window: src.initial_window,
-            window_scaling: src.window_scaling,
-            sack: src.sack,
-            timestamps: src.timestamps,
-            abc: src.abc,
-            hystart: src.hystart,
-            nagle: src.nagle,
-            fast_retransmit: src.fast_retransmit,
-            min_rto_ns: src.min_rto_ns,
-        });
-        let receiver = Receiver::new(ReceiverConfig {
-            mss: dst.mss,
-            rcvbuf: dst.rcvbuf,
-            window_scaling: dst.window_scaling,
-            sack: dst.sack,
-            timestamps: dst.timestamps,
-            delayed_ack: dst.delayed_ack,
-            delack_timeout_ns: dst.delack_timeout_ns,
-        });
+        let network = plan.network();
+        let flows: Vec<Flow> = plan
+            .resolved_flows()
+            .iter()
+            .map(|f| {
+                let there = network
+                    .route(f.src, f.dst)
+                    .expect("validation checks that every flow has a route");
+                let back = topology::reverse(&there);
+                Flow::new(f, &plan.hosts, [there, back])
+            })
+            .collect();
+        let pending = flows.iter().filter(|f| f.bytes.is_some()).count();
+        let ends: Vec<(usize, usize)> = flows.iter().map(|f| (f.hosts[0], f.hosts[1])).collect();
         Self {
             now: 0,
             events: EventQueue::default(),
             channels,
-            routes,
-            sender,
-            receiver,
-            writer: Writer::new(&plan.app),
-            sender_wake: Wake::default(),
-            receiver_wake: Wake::default(),
-            out: Vec::new(),
-            delivered: 0,
-            completed_at: None,
+            cpus: plan
+                .hosts
+                .iter()
+                .map(|h| h.cpu.as_ref().map(Cpu::new))
+                .collect(),
+            touched: Vec::new(),
+            all_sized: pending == flows.len(),
+            pending,
+            flows,
+            stopped_at: None,
             series: IntervalSeries::new(plan.interval_ns),
             trace: Trace::default(),
-            limits: LimitClock::default(),
-            taps: Taps::new(plan.trace.as_ref(), plan.seed, &[(0, plan.hosts.len() - 1)]),
+            taps: Taps::new(plan.trace.as_ref(), plan.seed, &ends),
             plan,
         }
     }
 
     pub fn run(mut self) -> RunResult {
         let end = self.plan.duration_ns;
-        let mut out = std::mem::take(&mut self.out);
-        self.sender.connect(0, &mut out);
-        self.send(DATA_ROUTE, &mut out);
-        self.out = out;
-        self.reschedule_timers();
+        for f in 0..self.flows.len() {
+            if self.flows[f].after.is_none() {
+                match self.flows[f].start_ns {
+                    0 => self.start(f),
+                    at => self.events.schedule(at, Event::Start(f)),
+                }
+            }
+        }
+        self.dispatch();
         self.events
             .schedule(self.plan.trace_interval_ns.min(end), Event::Sample);
         while let Some((at, event)) = self.events.pop() {
@@ -142,12 +138,15 @@ impl Simulation {
             }
             self.now = at;
             self.handle(event);
-            if self.completed_at.is_some() {
+            self.dispatch();
+            if self.stopped_at.is_some() {
                 break;
             }
         }
-        let stop = self.completed_at.unwrap_or(end);
-        self.limits.enter(stop, None);
+        let stop = self.stopped_at.unwrap_or(end);
+        for flow in &mut self.flows {
+            flow.limits.enter(stop, None);
+        }
         self.finish(stop)
     }
 
@@ -164,18 +163,35 @@ impl Simulation {
                 }
             }
             Event::Arrive(packet) => self.arrive(packet),
-            Event::SenderTimer => {
-                self.sender_wake.fired(self.now);
-                let mut out = std::mem::take(&mut self.out);
-                self.sender.on_timer(self.now, &mut out);
-                self.after_sender_activity(out);
+            Event::SenderTimer(f, s) => {
+                self.flows[f].sides[s].tx_wake.fired(self.now);
+                let mut out = Vec::new();
+                if let Some(tx) = &mut self.flows[f].sides[s].tx {
+                    tx.on_timer(self.now, &mut out);
+                }
+                self.activity(f, s, out);
             }
-            Event::ReceiverTimer => {
-                self.receiver_wake.fired(self.now);
-                self.after_receiver_activity();
+            Event::ReceiverTimer(f, s) => {
+                self.flows[f].sides[s].rx_wake.fired(self.now);
+                self.activity(f, s, Vec::new());
             }
+            Event::AppWake(f, s) => {
+                self.flows[f].sides[s].app_wake.fired(self.now);
+                self.activity(f, s, Vec::new());
+            }
+            Event::CpuDone(h) => {
+                let job = self.cpus[h]
+                    .as_mut()
+                    .expect("only a host with a CPU model schedules its work")
+                    .finish();
+                self.touched.push(h);
+                self.done(job);
+            }
+            Event::Start(f) => self.start(f),
             Event::Sample => {
-                self.trace.sample(0, self.now, &self.sender);
+                for (f, flow) in self.flows.iter().enumerate() {
+                    self.trace.sample(f, self.now, flow.sender());
+                }
                 let next = self.now + self.plan.trace_interval_ns;
                 if next <= self.plan.duration_ns {
                     self.events.schedule(next, Event::Sample);
@@ -184,26 +200,308 @@ impl Simulation {
         }
     }
 
+    /// The client opens the connection.
+    fn start(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        flow.started_at = Some(self.now);
+        let client = &mut flow.sides[0];
+        client.connected = true;
+        let mut out = Vec::new();
+        if let Some(tx) = &mut client.tx {
+            tx.connect(self.now, &mut out);
+        }
+        self.activity(f, 0, out);
+    }
+
+    /// Lets every host that was given work start on it.
+    fn dispatch(&mut self) {
+        while let Some(h) = self.touched.pop() {
+            if let Some(at) = self.cpus[h].as_mut().and_then(|c| c.dispatch(self.now)) {
+                self.events.schedule(at, Event::CpuDone(h));
+            }
+        }
+    }
+
     /// A packet reached the end of its current channel: forward it (store-and-forward
-    /// routers add no processing delay) or hand it to the endpoint.
+    /// routers add no processing delay) or hand it to the host at the end of its route.
     fn arrive(&mut self, mut packet: Packet) {
-        if packet.hop + 1 < self.routes[packet.route].len() {
+        let route = &self.flows[packet.flow].routes[packet.route];
+        if packet.hop + 1 < route.len() {
             packet.hop += 1;
             self.offer(packet);
             return;
         }
-        if packet.route == DATA_ROUTE {
-            self.receiver.on_segment(self.now, &packet.segment);
-            self.after_receiver_activity();
+        let host = self.flows[packet.flow].sides[1 - packet.route].host;
+        match &mut self.cpus[host] {
+            Some(cpu) => {
+                // A packet that finds the NIC ring full is lost (counted by the CPU).
+                if cpu.receive(Job::Receive(packet)).is_ok() {
+                    self.touched.push(host);
+                }
+            }
+            None => self.deliver(packet),
+        }
+    }
+
+    /// TCP processes a packet from the peer.
+    fn deliver(&mut self, packet: Packet) {
+        let (f, s) = (packet.flow, 1 - packet.route);
+        let now = self.now;
+        let side = &mut self.flows[f].sides[s];
+        let seg = packet.segment;
+        let mut out = Vec::new();
+        if from_sender(&seg) {
+            if let Some(rx) = &mut side.rx {
+                rx.on_segment(now, &seg);
+            }
+            // A connection with data both ways opens its second direction when the first
+            // SYN arrives; this SYN rides with the SYN-ACK.
+            if seg.syn && !side.connected {
+                if let Some(tx) = &mut side.tx {
+                    side.connected = true;
+                    tx.connect(now, &mut out);
+                }
+            }
+        } else if let Some(tx) = &mut side.tx {
+            tx.on_segment(now, &seg, &mut out);
+        }
+        if let (Some(ack), Some(tx)) = (packet.piggyback, &mut side.tx) {
+            // An ACK that arrives with data is not a duplicate ACK (RFC 5681 §2).
+            tx.on_segment(
+                now,
+                &Segment {
+                    seq: seg.seq,
+                    len: seg.len,
+                    ..*ack
+                },
+                &mut out,
+            );
+        }
+        self.activity(f, s, out);
+    }
+
+    /// After a side's TCP or application did something: the applications run, segments
+    /// go out (data with the receiver's ACK on it, then any ACK still due), and timers are
+    /// re-armed.
+    fn activity(&mut self, f: usize, s: usize, mut out: Vec<Segment>) {
+        let host = self.flows[f].sides[s].host;
+        if s == 0 {
+            self.flows[f].opened(self.now);
+        }
+        if self.cpus[host].is_none() {
+            self.read_at_no_cost(f, s);
+            self.write_at_no_cost(f, s, &mut out);
         } else {
-            let mut out = std::mem::take(&mut self.out);
-            self.sender.on_segment(self.now, &packet.segment, &mut out);
-            self.after_sender_activity(out);
+            self.next_read(f, s);
+            self.next_write(f, s);
+        }
+        let now = self.now;
+        let side = &mut self.flows[f].sides[s];
+        let mut packets = Vec::with_capacity(out.len() + 1);
+        for segment in out {
+            let piggyback = side
+                .rx
+                .as_mut()
+                .and_then(|rx| rx.piggyback(now))
+                .map(Box::new);
+            packets.push((segment, piggyback));
+        }
+        if let Some(rx) = &mut side.rx {
+            let mut acks = Vec::new();
+            rx.poll(now, &mut acks);
+            packets.extend(acks.into_iter().map(|a| (a, None)));
+        }
+        for (segment, piggyback) in packets {
+            self.send(
+                host,
+                Packet {
+                    flow: f,
+                    route: s,
+                    hop: 0,
+                    segment,
+                    piggyback,
+                },
+            );
+        }
+        let flow = &mut self.flows[f];
+        if s == 0 {
+            let tx = flow.sender();
+            // An application asleep between writes is what holds the sender back.
+            let has_more = flow.sides[0]
+                .writer
+                .as_ref()
+                .is_some_and(|w| w.has_more() && w.asleep_until(now).is_none());
+            let limit = tx.is_established().then(|| tx.limit(has_more));
+            flow.limits.enter(now, limit);
+        }
+        self.reschedule(f, s);
+    }
+
+    /// The application on a host whose calls cost nothing reads everything as it arrives
+    /// (a reader blocked in recv()), before the receiver decides on its ACK.
+    fn read_at_no_cost(&mut self, f: usize, s: usize) {
+        let side = &mut self.flows[f].sides[s];
+        let (Some(rx), Some(reader)) = (&mut side.rx, &mut side.reader) else {
+            return;
+        };
+        let read = rx.read(u64::MAX);
+        if read > 0 {
+            reader.got(read);
+            self.consumed(f, s, read);
+        }
+    }
+
+    fn write_at_no_cost(&mut self, f: usize, s: usize, out: &mut Vec<Segment>) {
+        let now = self.now;
+        let side = &mut self.flows[f].sides[s];
+        let (Some(tx), Some(writer)) = (&mut side.tx, &mut side.writer) else {
+            return;
+        };
+        if tx.is_established() {
+            writer.fill(now, tx, out);
+        }
+        let wake = writer.asleep_until(now);
+        if let Some(at) = side.app_wake.needs(wake) {
+            self.events.schedule(at, Event::AppWake(f, s));
+        }
+    }
+
+    /// On a host with a CPU model: the reading application's next read() call, if it is
+    /// waiting and data is there.
+    fn next_read(&mut self, f: usize, s: usize) {
+        let side = &mut self.flows[f].sides[s];
+        let (Some(rx), Some(reader)) = (&side.rx, &side.reader) else {
+            return;
+        };
+        if side.reading {
+            return;
+        }
+        let Some(bytes) = reader.next_read(rx.readable()) else {
+            return;
+        };
+        side.reading = true;
+        let host = side.host;
+        let job = Job::Read {
+            flow: f,
+            side: s,
+            bytes,
+        };
+        self.call(host, job, true, |c| c.copy(bytes, true));
+    }
+
+    /// An application's system call (or the rest of a blocked one) on `host`, which has a
+    /// CPU model, costing what `cost` says.
+    fn call(&mut self, host: usize, job: Job, new_call: bool, cost: impl Fn(&CpuCosts) -> Nanos) {
+        let cpu = self.cpus[host]
+            .as_mut()
+            .expect("only a host with a CPU model queues calls");
+        let ns = cost(&cpu.costs);
+        cpu.call(job, ns, new_call);
+        self.touched.push(host);
+    }
+
+    /// On a host with a CPU model: the writing application's next write() call (or the
+    /// rest of a blocked one), unless it sleeps between calls or the buffer is full.
+    fn next_write(&mut self, f: usize, s: usize) {
+        let now = self.now;
+        let side = &mut self.flows[f].sides[s];
+        let (Some(tx), Some(writer)) = (&side.tx, &side.writer) else {
+            return;
+        };
+        if side.writing || !tx.is_established() {
+            return;
+        }
+        if let Some(at) = side.app_wake.needs(writer.asleep_until(now)) {
+            self.events.schedule(at, Event::AppWake(f, s));
+            return;
+        }
+        let Some((bytes, new_call)) = writer.next_write(now, tx.buffer_space()) else {
+            return;
+        };
+        side.writing = true;
+        let host = side.host;
+        let job = Job::Write {
+            flow: f,
+            side: s,
+            bytes,
+        };
+        self.call(host, job, new_call, |c| c.copy(bytes, new_call));
+    }
+
+    /// A host's CPU finished a piece of work: carry out what it did.
+    fn done(&mut self, job: Job) {
+        let now = self.now;
+        match job {
+            Job::Receive(packet) => self.deliver(packet),
+            Job::Send(packet) => self.offer(packet),
+            Job::Write { flow, side, bytes } => {
+                let s = &mut self.flows[flow].sides[side];
+                s.writing = false;
+                let mut out = Vec::new();
+                if let (Some(tx), Some(writer)) = (&mut s.tx, &mut s.writer) {
+                    tx.write(bytes);
+                    writer.wrote(now, bytes);
+                    tx.try_send(now, &mut out);
+                }
+                self.activity(flow, side, out);
+            }
+            Job::Read { flow, side, bytes } => {
+                let stores = self.flows[flow].stores();
+                let s = &mut self.flows[flow].sides[side];
+                if let (Some(rx), Some(reader)) = (&mut s.rx, &mut s.reader) {
+                    rx.read(bytes);
+                    reader.got(bytes);
+                }
+                let host = s.host;
+                let storage = self.cpus[host].as_ref().is_some_and(|c| c.costs.stores());
+                if stores && storage {
+                    // The application writes what it read to storage before reading on.
+                    let job = Job::Store { flow, side, bytes };
+                    self.call(host, job, true, |c| c.store(bytes));
+                } else {
+                    s.reading = false;
+                    self.consumed(flow, side, bytes);
+                }
+                self.activity(flow, side, Vec::new());
+            }
+            Job::Store { flow, side, bytes } => {
+                self.flows[flow].sides[side].reading = false;
+                self.consumed(flow, side, bytes);
+                self.activity(flow, side, Vec::new());
+            }
+        }
+    }
+
+    /// Side `s`'s application is done with `n` more bytes.
+    fn consumed(&mut self, f: usize, s: usize, n: u64) {
+        self.series.add(self.now, n);
+        if !self.flows[f].consumed(s, n, self.now) {
+            return;
+        }
+        self.pending -= 1;
+        if self.pending == 0 && self.all_sized {
+            self.stopped_at = Some(self.now);
+        }
+        for g in 0..self.flows.len() {
+            if self.flows[g].after == Some(f) {
+                self.start(g);
+            }
+        }
+    }
+
+    /// A packet leaves its host: through the CPU if the host has one.
+    fn send(&mut self, host: usize, packet: Packet) {
+        match &mut self.cpus[host] {
+            Some(cpu) => {
+                cpu.transmit(Job::Send(packet));
+                self.touched.push(host);
+            }
+            None => self.offer(packet),
         }
     }
 
     fn offer(&mut self, packet: Packet) {
-        let ch = self.routes[packet.route][packet.hop];
+        let ch = self.flows[packet.flow].routes[packet.route][packet.hop];
         if let Some(done) = self.channels[ch].offer(self.now, packet) {
             self.tap(ch);
             self.events.schedule(done, Event::TxDone(ch));
@@ -211,127 +509,48 @@ impl Simulation {
     }
 
     /// A frame has just started onto the wire of channel `ch`: show it to the captures.
+    /// A piggybacked acknowledgement is part of the data segment's header on the wire.
     fn tap(&mut self, ch: usize) {
         if let Some(packet) = self.channels[ch].in_service() {
             let (link, forward) = (ch / 2, ch.is_multiple_of(2));
-            let from_sender = packet.route == DATA_ROUTE;
-            self.taps
-                .on_wire(self.now, link, forward, packet, from_sender);
-        }
-    }
-
-    fn send(&mut self, route: usize, out: &mut Vec<Segment>) {
-        for segment in out.drain(..) {
-            self.offer(Packet {
-                flow: 0,
-                route,
-                hop: 0,
-                segment,
-            });
-        }
-    }
-
-    fn after_sender_activity(&mut self, mut out: Vec<Segment>) {
-        if self.sender.is_established() {
-            self.writer.fill(self.now, &mut self.sender, &mut out);
-        }
-        self.send(DATA_ROUTE, &mut out);
-        self.out = out;
-        let limit = self
-            .sender
-            .is_established()
-            .then(|| self.sender.limit(self.writer.has_more()));
-        self.limits.enter(self.now, limit);
-        self.reschedule_timers();
-    }
-
-    /// The receiving application reads everything as it arrives (a reader blocked in
-    /// recv() with no CPU cost), before the receiver decides on its ACK.
-    fn after_receiver_activity(&mut self) {
-        let read = self.receiver.read(u64::MAX);
-        if read > 0 {
-            self.delivered += read;
-            self.series.add(self.now, read);
-            if self.plan.app.bytes.is_some_and(|b| self.delivered >= b) {
-                self.completed_at = Some(self.now);
+            let from_client = packet.route == 0;
+            match &packet.piggyback {
+                None => self
+                    .taps
+                    .on_wire(self.now, link, forward, packet, from_client),
+                Some(ack) => {
+                    let wire = Packet {
+                        segment: Segment {
+                            ack: ack.ack,
+                            has_ack: true,
+                            window: ack.window,
+                            sack: ack.sack,
+                            sack_len: ack.sack_len,
+                            ..packet.segment
+                        },
+                        piggyback: None,
+                        ..*packet
+                    };
+                    self.taps
+                        .on_wire(self.now, link, forward, &wire, from_client);
+                }
             }
         }
-        let mut out = std::mem::take(&mut self.out);
-        self.receiver.poll(self.now, &mut out);
-        self.send(ACK_ROUTE, &mut out);
-        self.out = out;
-        self.reschedule_timers();
     }
 
-    fn reschedule_timers(&mut self) {
-        if let Some(at) = self.sender_wake.needs(self.sender.next_deadline()) {
-            self.events.schedule(at, Event::SenderTimer);
+    fn reschedule(&mut self, f: usize, s: usize) {
+        let side = &mut self.flows[f].sides[s];
+        let tx_deadline = side.tx.as_ref().and_then(|tx| tx.next_deadline());
+        if let Some(at) = side.tx_wake.needs(tx_deadline) {
+            self.events.schedule(at, Event::SenderTimer(f, s));
         }
-        if let Some(at) = self.receiver_wake.needs(self.receiver.next_deadline()) {
-            self.events.schedule(at, Event::ReceiverTimer);
+        let rx_deadline = side.rx.as_ref().and_then(|rx| rx.next_deadline());
+        if let Some(at) = side.rx_wake.needs(rx_deadline) {
+            self.events.schedule(at, Event::ReceiverTimer(f, s));
         }
     }
 
-    fn finish(self, stop: Nanos) -> RunResult {
-        let elapsed_s = stop as f64 / NS_PER_S as f64;
-        let goodput_bps = if stop > 0 {
-            self.delivered as f64 * 8.0 / elapsed_s
-        } else {
-            0.0
-        };
-        let s = self.sender.stats;
-        let seconds = |t: Option<Nanos>| t.map_or(0.0, |t| t as f64 / NS_PER_S as f64);
-        let hosts = &self.plan.hosts;
-        let flows = vec![FlowResult {
-            flow: 0,
-            src: hosts[0].name.clone(),
-            dst: hosts[hosts.len() - 1].name.clone(),
-            goodput_bps,
-            bytes_delivered: self.delivered,
-            retransmits: s.retransmits,
-            timeouts: s.timeouts,
-            srtt_s: seconds(self.sender.rto().srtt()),
-            min_rtt_s: seconds(self.sender.rto().min_rtt()),
-            final_cwnd_bytes: self.sender.cwnd(),
-        }];
-        let links = self
-            .channels
-            .iter()
-            .enumerate()
-            .map(|(i, ch)| LinkResult {
-                link: i / 2,
-                direction: if i % 2 == 0 { "forward" } else { "reverse" },
-                packets: ch.stats.packets,
-                bytes: ch.stats.wire_bytes,
-                drops_queue: ch.stats.drops_queue,
-                drops_error: ch.stats.drops_error,
-                max_queue_bytes: ch.stats.max_queue_bytes,
-                utilisation: if stop > 0 {
-                    ch.stats.busy_ns.min(stop) as f64 / stop as f64
-                } else {
-                    0.0
-                },
-            })
-            .collect();
-        RunResult {
-            summary: Summary {
-                goodput_bps,
-                elapsed_s,
-                bytes_delivered: self.delivered,
-                bytes_written: self.writer.written(),
-                segments_sent: s.segments_sent,
-                retransmits: s.retransmits,
-                fast_retransmits: s.fast_retransmits,
-                timeouts: s.timeouts,
-                completed: self.plan.app.bytes.is_none() || self.completed_at.is_some(),
-                events: self.events.popped(),
-                limited_by: self.limits.shares(),
-            },
-            flows,
-            links,
-            series: self.series.finish(stop),
-            trace: self.trace,
-            captures: self.taps.finish(),
-        }
+    fn seconds(t: Nanos) -> f64 {
+        t as f64 / NS_PER_S as f64
     }
 }

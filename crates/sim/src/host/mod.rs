@@ -1,6 +1,8 @@
-//! What runs on the hosts above TCP. For now the applications write and read without CPU
-//! cost; host CPU models join here later.
+//! What runs on the hosts above TCP: the applications' socket calls and the CPU that pays
+//! for them and for every packet (docs/models/hosts.md).
 
 mod app;
+mod cpu;
 
-pub use app::Writer;
+pub use app::{Reader, Writer};
+pub use cpu::{Cpu, CpuCosts, CpuStats};

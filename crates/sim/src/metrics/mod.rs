@@ -1,5 +1,11 @@
 //! Measurements taken during a run: per-interval delivered bytes, sampled sender state,
-//! and the time the sender spent limited by each cause.
+//! the time the sender spent limited by each cause, fairness and transaction latencies.
+
+mod fairness;
+mod latency;
+
+pub use fairness::jain_index;
+pub use latency::LatencySummary;
 
 use serde::Serialize;
 
@@ -109,6 +115,14 @@ impl LimitClock {
             }
         }
         self.state = next.map(|l| (l, now));
+    }
+
+    /// Adds another connection's time, so that shares weigh each by its duration.
+    pub fn absorb(&mut self, other: &LimitClock) {
+        self.rwnd += other.rwnd;
+        self.sndbuf += other.sndbuf;
+        self.cwnd += other.cwnd;
+        self.app += other.app;
     }
 
     pub fn shares(&self) -> LimitShares {

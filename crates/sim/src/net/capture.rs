@@ -128,6 +128,7 @@ mod tests {
             route: 0,
             hop,
             segment: Segment::data(0, len, 0, 100),
+            piggyback: None,
         }
     }
 

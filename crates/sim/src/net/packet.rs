@@ -9,12 +9,22 @@ pub struct Packet {
     /// Position on that route: the channel it is on or about to enter.
     pub hop: usize,
     pub segment: Segment,
+    /// The acknowledgement the sending host's receiver rides on a data segment of a
+    /// connection that carries data both ways (RFC 9293 §3.10.7.4), for the peer's sender.
+    /// Boxed: few packets carry one, and every packet moves through the event queue.
+    pub piggyback: Option<Box<Segment>>,
 }
 
 impl Packet {
     /// IP datagram size: 20 bytes of IPv4 header, the TCP header with its options, and the
-    /// payload.
+    /// payload. A piggybacked acknowledgement shares the header; its SACK blocks are the
+    /// options that can make it longer.
     pub fn ip_bytes(&self) -> u64 {
-        20 + u64::from(self.segment.tcp_header_bytes()) + u64::from(self.segment.len)
+        let header = self
+            .piggyback
+            .as_ref()
+            .map_or(0, |ack| ack.tcp_header_bytes())
+            .max(self.segment.tcp_header_bytes());
+        20 + u64::from(header) + u64::from(self.segment.len)
     }
 }

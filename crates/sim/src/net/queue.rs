@@ -56,6 +56,7 @@ mod tests {
             route: 0,
             hop: 0,
             segment: Segment::data(0, len, 0, 0),
+            piggyback: None,
         }
     }
 

@@ -181,6 +181,38 @@ fn small_segment_that_fills_half_the_peer_window_is_sent() {
     assert_eq!(out[0].len, 600); // ≥ half of the largest window offered
 }
 
+#[test]
+fn nagle_follows_the_two_steps_of_seed_001_fig_2() {
+    // Seed 001, Fig. 2 (after Comer & Lin 1995): S1, send a full segment whenever at least
+    // an MSS is queued and the window takes it; S2, when an ACK acknowledges everything
+    // outstanding, send what is queued. That is RFC 896's rule as RFC 1122 §4.2.3.4 words
+    // it; between the steps a short segment waits.
+    let (mut s, out) = established(config(), 500);
+    assert_eq!((out[0].seq, out[0].len), (0, 500)); // nothing outstanding: it goes
+    s.write(300);
+    let mut out = Vec::new();
+    s.try_send(110 * MS, &mut out);
+    assert!(
+        out.is_empty(),
+        "300 bytes wait while 500 are unacknowledged"
+    );
+    s.write(900);
+    s.try_send(120 * MS, &mut out);
+    // S1: 1200 bytes queued, so a full segment goes and the 200-byte rest waits.
+    assert_eq!(
+        out.iter().map(|g| (g.seq, g.len)).collect::<Vec<_>>(),
+        vec![(500, 1000)]
+    );
+    // An ACK of part of the data releases nothing ...
+    assert!(ack(&mut s, 200, 500).is_empty());
+    // ... S2: the ACK of all outstanding data releases the rest.
+    let out = ack(&mut s, 210, 1500);
+    assert_eq!(
+        out.iter().map(|g| (g.seq, g.len)).collect::<Vec<_>>(),
+        vec![(1500, 200)]
+    );
+}
+
 // ---- fast retransmit and NewReno (RFC 5681 §3.2, RFC 6582) -------------------------------
 
 fn into_steady_flight(cfg: SenderConfig) -> Sender {

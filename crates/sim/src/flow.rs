@@ -1,0 +1,242 @@
+//! A flow: one TCP connection between two hosts and the application running over it.
+//!
+//! Side 0 is the client, which opens the connection; side 1 the server. A one-way transfer
+//! (bulk, file, message) has a sender and a writing application at the client and a
+//! receiver and a reading application at the server. A request/response flow carries data
+//! both ways, so each side has both, and each side's data segments carry its receiver's
+//! acknowledgements (piggybacking).
+
+use crate::engine::Nanos;
+use crate::host::{Reader, Writer};
+use crate::metrics::LimitClock;
+use crate::plan::{AppKind, FlowPlan, HostPlan};
+use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
+
+/// Wake-up bookkeeping for a timer: stale wake-ups are harmless (the owner checks its own
+/// deadline), so an event is scheduled only when the deadline moves earlier.
+#[derive(Default)]
+pub struct Wake(Option<Nanos>);
+
+impl Wake {
+    pub fn needs(&mut self, deadline: Option<Nanos>) -> Option<Nanos> {
+        let d = deadline?;
+        if self.0.is_some_and(|w| w <= d) {
+            return None;
+        }
+        self.0 = Some(d);
+        Some(d)
+    }
+
+    pub fn fired(&mut self, now: Nanos) {
+        if self.0 == Some(now) {
+            self.0 = None;
+        }
+    }
+}
+
+pub struct Side {
+    pub host: usize,
+    pub tx: Option<Sender>,
+    pub rx: Option<Receiver>,
+    pub writer: Option<Writer>,
+    pub reader: Option<Reader>,
+    /// The sender has sent its SYN.
+    pub connected: bool,
+    /// A system call of the writing (reading) application is queued or running.
+    pub writing: bool,
+    pub reading: bool,
+    pub tx_wake: Wake,
+    pub rx_wake: Wake,
+    pub app_wake: Wake,
+}
+
+/// Request/response bookkeeping (netperf TCP_RR): the client writes a request, the server
+/// answers once it has read all of it, and a transaction ends when the client has read
+/// the whole response.
+pub struct Transactions {
+    pub request: u64,
+    pub response: u64,
+    pub served: u64,
+    /// When the transaction under way began: the first when the connection opened, as
+    /// netperf times only what follows its connect(); each next one when the last ended.
+    pub began: Option<Nanos>,
+    pub latencies: Vec<Nanos>,
+}
+
+pub struct Flow {
+    pub kind: AppKind,
+    pub hosts: [usize; 2],
+    /// Channels from side 0 to side 1, and back.
+    pub routes: [Vec<usize>; 2],
+    pub sides: [Side; 2],
+    pub start_ns: Nanos,
+    pub after: Option<usize>,
+    pub started_at: Option<Nanos>,
+    /// The file or message size: the flow is done when its receiver has all of it.
+    pub bytes: Option<u64>,
+    /// Application bytes the receiving side is done with (read, and stored if it stores).
+    pub delivered: u64,
+    pub done_at: Option<Nanos>,
+    pub limits: LimitClock,
+    pub rr: Option<Transactions>,
+}
+
+fn sender(host: &HostPlan) -> Sender {
+    let tcp = &host.tcp;
+    Sender::new(SenderConfig {
+        cc: tcp.cc.clone(),
+        mss: tcp.mss,
+        sndbuf: tcp.sndbuf,
+        rcvbuf: tcp.rcvbuf,
+        initial_window: tcp.initial_window,
+        window_scaling: tcp.window_scaling,
+        sack: tcp.sack,
+        timestamps: tcp.timestamps,
+        abc: tcp.abc,
+        hystart: tcp.hystart,
+        nagle: tcp.nagle,
+        fast_retransmit: tcp.fast_retransmit,
+        min_rto_ns: tcp.min_rto_ns,
+    })
+}
+
+fn receiver(host: &HostPlan) -> Receiver {
+    let tcp = &host.tcp;
+    Receiver::new(ReceiverConfig {
+        mss: tcp.mss,
+        rcvbuf: tcp.rcvbuf,
+        window_scaling: tcp.window_scaling,
+        sack: tcp.sack,
+        timestamps: tcp.timestamps,
+        delayed_ack: tcp.delayed_ack,
+        delack_timeout_ns: tcp.delack_timeout_ns,
+    })
+}
+
+fn side(host: usize) -> Side {
+    Side {
+        host,
+        tx: None,
+        rx: None,
+        writer: None,
+        reader: None,
+        connected: false,
+        writing: false,
+        reading: false,
+        tx_wake: Wake::default(),
+        rx_wake: Wake::default(),
+        app_wake: Wake::default(),
+    }
+}
+
+impl Flow {
+    pub fn new(plan: &FlowPlan, hosts: &[HostPlan], routes: [Vec<usize>; 2]) -> Self {
+        let app = &plan.app;
+        let (mut client, mut server) = (side(plan.src), side(plan.dst));
+        client.tx = Some(sender(&hosts[plan.src]));
+        server.rx = Some(receiver(&hosts[plan.dst]));
+        server.reader = Some(Reader::new(app.read_size));
+        let mut rr = None;
+        match app.kind {
+            AppKind::Rr => {
+                let request = app.request_size.unwrap_or(1);
+                let response = app.response_size.unwrap_or(1);
+                client.writer = Some(Writer::new(request, Some(request), 0));
+                client.rx = Some(receiver(&hosts[plan.src]));
+                client.reader = Some(Reader::new(app.read_size));
+                server.tx = Some(sender(&hosts[plan.dst]));
+                server.writer = Some(Writer::new(response, Some(0), 0));
+                rr = Some(Transactions {
+                    request,
+                    response,
+                    served: 0,
+                    began: None,
+                    latencies: Vec::new(),
+                });
+            }
+            AppKind::Bulk | AppKind::File | AppKind::Message => {
+                client.writer = Some(Writer::new(app.message_size, app.bytes, app.write_delay_ns));
+            }
+        }
+        Self {
+            kind: app.kind,
+            hosts: [plan.src, plan.dst],
+            routes,
+            sides: [client, server],
+            start_ns: plan.start_ns,
+            after: plan.after,
+            started_at: None,
+            bytes: app.bytes,
+            delivered: 0,
+            done_at: None,
+            limits: LimitClock::default(),
+            rr,
+        }
+    }
+
+    /// The receiving application writes what it reads to storage (a file or message saved
+    /// on arrival, as seed 003's PDA saves a voice message to flash).
+    pub fn stores(&self) -> bool {
+        matches!(self.kind, AppKind::File | AppKind::Message)
+    }
+
+    /// The client's sender, whose state the trace and the limit clock follow.
+    pub fn sender(&self) -> &Sender {
+        self.sides[0].tx.as_ref().expect("a flow's client sends")
+    }
+
+    /// Both directions' senders, for the counters.
+    pub fn senders(&self) -> impl Iterator<Item = &Sender> {
+        self.sides.iter().filter_map(|s| s.tx.as_ref())
+    }
+
+    pub fn receivers(&self) -> impl Iterator<Item = &Receiver> {
+        self.sides.iter().filter_map(|s| s.rx.as_ref())
+    }
+
+    pub fn written(&self) -> u64 {
+        self.sides
+            .iter()
+            .filter_map(|s| s.writer.as_ref())
+            .map(Writer::written)
+            .sum()
+    }
+
+    /// The client's connection is open at `now`: the first transaction begins.
+    pub fn opened(&mut self, now: Nanos) {
+        let open = self.sender().is_established();
+        if let Some(t) = self.rr.as_mut().filter(|t| open && t.began.is_none()) {
+            t.began = Some(now);
+        }
+    }
+
+    /// Side `side`'s application finished with `n` more bytes at `now`. Returns whether a
+    /// sized flow just completed; moves request/response transactions on.
+    pub fn consumed(&mut self, side: usize, n: u64, now: Nanos) -> bool {
+        self.delivered += n;
+        if let Some(t) = &mut self.rr {
+            let read = self.sides[side].reader.as_ref().map_or(0, Reader::read);
+            if side == 1 {
+                // The server answers each request it has read in full.
+                while read >= (t.served + 1) * t.request {
+                    t.served += 1;
+                    if let Some(w) = &mut self.sides[1].writer {
+                        w.release(t.response);
+                    }
+                }
+            } else if read >= (t.latencies.len() as u64 + 1) * t.response {
+                t.latencies.push(now - t.began.unwrap_or(now));
+                t.began = Some(now);
+                if let Some(w) = &mut self.sides[0].writer {
+                    w.release(t.request);
+                }
+            }
+            return false;
+        }
+        if self.done_at.is_none() && self.bytes.is_some_and(|b| self.delivered >= b) {
+            self.done_at = Some(now);
+            return true;
+        }
+        false
+    }
+}

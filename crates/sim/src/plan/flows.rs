@@ -1,0 +1,202 @@
+//! The plan's flows and the nodes they run between. The path form has one flow from the
+//! first host to the second (two for a message sent both ways); the topology form lists
+//! its flows and names each link's nodes, hosts first and then routers.
+
+use serde::Deserialize;
+
+use super::{AppKind, AppPlan, Direction, Plan};
+use crate::error::PlanError;
+use crate::topology::Network;
+
+/// A store-and-forward node of the topology form.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterPlan {
+    pub name: String,
+}
+
+/// One TCP connection: the host that opens it (`src`, the client), the host it connects to
+/// (`dst`), and the application running over it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowPlan {
+    pub src: usize,
+    pub dst: usize,
+    pub app: AppPlan,
+    /// When the client opens the connection.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Open only once this earlier flow's receiver holds its whole file or message, as a
+    /// store-and-forward server does before passing a message on.
+    #[serde(default)]
+    pub after: Option<usize>,
+}
+
+impl Plan {
+    /// Hosts, then routers: in the path form, the routers between consecutive links.
+    pub fn node_count(&self) -> usize {
+        if self.flows.is_empty() {
+            self.links.len() + 1
+        } else {
+            self.hosts.len() + self.routers.len()
+        }
+    }
+
+    /// Each link's two nodes; the forward direction leaves the first. In the path form
+    /// host 0 is node 0, host 1 is node 1, and the router after link k is node k + 2.
+    pub fn link_nodes(&self) -> Vec<[usize; 2]> {
+        if !self.flows.is_empty() {
+            return self.links.iter().filter_map(|l| l.nodes).collect();
+        }
+        let n = self.links.len();
+        let node = |k: usize| match k {
+            0 => 0,
+            k if k == n => 1,
+            k => k + 1,
+        };
+        (0..n).map(|i| [node(i), node(i + 1)]).collect()
+    }
+
+    pub fn network(&self) -> Network {
+        Network::new(self.hosts.len(), self.node_count(), self.link_nodes())
+    }
+
+    /// The flows the simulation runs. The path form's message app becomes one flow per leg.
+    pub fn resolved_flows(&self) -> Vec<FlowPlan> {
+        let Some(app) = self.app.clone().filter(|_| self.flows.is_empty()) else {
+            return self.flows.clone();
+        };
+        let leg = |src, dst, after| FlowPlan {
+            src,
+            dst,
+            app: AppPlan {
+                direction: Direction::Upstream,
+                ..app.clone()
+            },
+            start_ns: 0,
+            after,
+        };
+        match (app.kind, app.direction) {
+            (AppKind::Message, Direction::Downstream) => vec![leg(1, 0, None)],
+            (AppKind::Message, Direction::Both) => vec![leg(0, 1, None), leg(1, 0, Some(0))],
+            _ => vec![leg(0, 1, None)],
+        }
+    }
+
+    pub(super) fn validate_flows(&self) -> Result<(), PlanError> {
+        if self.links.is_empty() {
+            return Err(PlanError::field("links", "at least one link is required"));
+        }
+        if self.flows.is_empty() {
+            return self.validate_path_form();
+        }
+        if self.app.is_some() {
+            return Err(PlanError::field(
+                "app",
+                "a plan with flows gives each flow its app; leave app out",
+            ));
+        }
+        let nodes = self.node_count();
+        for (i, link) in self.links.iter().enumerate() {
+            match link.nodes {
+                None => {
+                    return Err(PlanError::field(
+                        format!("links.{i}.nodes"),
+                        "a plan with flows names both nodes of every link",
+                    ))
+                }
+                Some([a, b]) if a >= nodes || b >= nodes => {
+                    return Err(PlanError::field(
+                        format!("links.{i}.nodes"),
+                        format!("node ids go up to {} (hosts, then routers)", nodes - 1),
+                    ))
+                }
+                Some([a, b]) if a == b => {
+                    return Err(PlanError::field(
+                        format!("links.{i}.nodes"),
+                        "a link joins two different nodes",
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        let network = self.network();
+        let hosts = self.hosts.len();
+        for (i, flow) in self.flows.iter().enumerate() {
+            let at = format!("flows.{i}");
+            for (name, host) in [("src", flow.src), ("dst", flow.dst)] {
+                if host >= hosts {
+                    return Err(PlanError::field(
+                        format!("{at}.{name}"),
+                        format!("flows run between hosts, numbered 0 to {}", hosts - 1),
+                    ));
+                }
+            }
+            if flow.src == flow.dst {
+                return Err(PlanError::field(
+                    format!("{at}.dst"),
+                    "a flow joins two different hosts",
+                ));
+            }
+            flow.app.validate(&format!("{at}.app"))?;
+            if flow.app.direction != Direction::Upstream {
+                return Err(PlanError::field(
+                    format!("{at}.app.direction"),
+                    "a flow's message goes from src to dst; give each leg its own flow",
+                ));
+            }
+            if let Some(k) = flow.after {
+                let sized = self.flows[..i]
+                    .get(k)
+                    .is_some_and(|f| matches!(f.app.kind, AppKind::File | AppKind::Message));
+                if !sized {
+                    return Err(PlanError::field(
+                        format!("{at}.after"),
+                        "must name an earlier file or message flow, which completes",
+                    ));
+                }
+            }
+            if network.route(flow.src, flow.dst).is_none() {
+                return Err(PlanError::field(
+                    at,
+                    format!(
+                        "no path from host {} to host {} through routers",
+                        flow.src, flow.dst
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_path_form(&self) -> Result<(), PlanError> {
+        if self.hosts.len() != 2 {
+            return Err(PlanError::field(
+                "hosts",
+                format!(
+                    "a plan without flows has exactly 2 hosts (sender, receiver), got {}",
+                    self.hosts.len()
+                ),
+            ));
+        }
+        if !self.routers.is_empty() {
+            return Err(PlanError::field(
+                "routers",
+                "a plan without flows places its routers between consecutive links",
+            ));
+        }
+        if let Some(i) = self.links.iter().position(|l| l.nodes.is_some()) {
+            return Err(PlanError::field(
+                format!("links.{i}.nodes"),
+                "only a plan with flows names link nodes",
+            ));
+        }
+        let Some(app) = &self.app else {
+            return Err(PlanError::field(
+                "app",
+                "a plan without flows needs its app",
+            ));
+        };
+        app.validate("app")
+    }
+}

@@ -1,0 +1,147 @@
+//! The result of a finished run: summary, per-flow, per-host and per-link rows.
+
+use super::Simulation;
+use crate::engine::Nanos;
+use crate::metrics::{jain_index, LatencySummary, LimitClock};
+use crate::result::{FlowResult, HostResult, LinkResult, RunResult, Summary};
+
+fn rate_bps(bytes: u64, span: Nanos) -> f64 {
+    if span > 0 {
+        bytes as f64 * 8.0 / Simulation::seconds(span)
+    } else {
+        0.0
+    }
+}
+
+impl Simulation {
+    pub(super) fn finish(self, stop: Nanos) -> RunResult {
+        let seconds = |t: Option<Nanos>| t.map_or(0.0, Simulation::seconds);
+        let name = |h: usize| self.plan.hosts[h].name.clone();
+        let flows: Vec<FlowResult> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(f, flow)| {
+                // A flow's goodput counts from when it opened to when it completed.
+                let start = flow.started_at.unwrap_or(stop);
+                let end = flow.done_at.unwrap_or(stop);
+                let tx = flow.sender();
+                FlowResult {
+                    flow: f,
+                    src: name(flow.hosts[0]),
+                    dst: name(flow.hosts[1]),
+                    goodput_bps: rate_bps(flow.delivered, end.saturating_sub(start)),
+                    bytes_delivered: flow.delivered,
+                    retransmits: flow.senders().map(|t| t.stats.retransmits).sum(),
+                    timeouts: flow.senders().map(|t| t.stats.timeouts).sum(),
+                    srtt_s: seconds(tx.rto().srtt()),
+                    min_rtt_s: seconds(tx.rto().min_rtt()),
+                    final_cwnd_bytes: tx.cwnd(),
+                    window_updates: flow.receivers().map(|r| r.stats.window_updates).sum(),
+                    completed_s: flow.done_at.map(Simulation::seconds),
+                }
+            })
+            .collect();
+        let delivered: u64 = self.flows.iter().map(|f| f.delivered).sum();
+        let goodput_bps = rate_bps(delivered, stop);
+        let hosts: Vec<HostResult> = self
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(h, cpu)| {
+                let utilisation = cpu.as_ref().map_or(0.0, |c| {
+                    Simulation::seconds(c.busy_until(stop)) / Simulation::seconds(stop.max(1))
+                });
+                let own: f64 = self
+                    .flows
+                    .iter()
+                    .zip(&flows)
+                    .filter(|(flow, _)| flow.hosts.contains(&h))
+                    .map(|(_, row)| row.goodput_bps)
+                    .sum();
+                let stats = cpu.as_ref().map(|c| c.stats).unwrap_or_default();
+                HostResult {
+                    host: name(h),
+                    cpu_utilisation: utilisation,
+                    goodput_per_cpu_bps: (utilisation > 0.0).then(|| own / utilisation),
+                    packets: stats.packets,
+                    calls: stats.calls,
+                    ring_drops: stats.ring_drops,
+                }
+            })
+            .collect();
+        let cpu_utilisation = hosts.iter().map(|h| h.cpu_utilisation).fold(0.0, f64::max);
+        let mut limits = LimitClock::default();
+        for flow in &self.flows {
+            limits.absorb(&flow.limits);
+        }
+        let latencies: Vec<Nanos> = self
+            .flows
+            .iter()
+            .filter_map(|f| f.rr.as_ref())
+            .flat_map(|t| t.latencies.iter().copied())
+            .collect();
+        let has_rr = self.flows.iter().any(|f| f.rr.is_some());
+        let sum = |g: fn(&crate::tcp::SenderStats) -> u64| -> u64 {
+            self.flows
+                .iter()
+                .flat_map(|f| f.senders())
+                .map(|t| g(&t.stats))
+                .sum()
+        };
+        let links = self
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(i, ch)| LinkResult {
+                link: i / 2,
+                direction: if i % 2 == 0 { "forward" } else { "reverse" },
+                packets: ch.stats.packets,
+                bytes: ch.stats.wire_bytes,
+                drops_queue: ch.stats.drops_queue,
+                drops_error: ch.stats.drops_error,
+                max_queue_bytes: ch.stats.max_queue_bytes,
+                utilisation: if stop > 0 {
+                    ch.stats.busy_ns.min(stop) as f64 / stop as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        RunResult {
+            summary: Summary {
+                goodput_bps,
+                elapsed_s: Simulation::seconds(stop),
+                bytes_delivered: delivered,
+                bytes_written: self.flows.iter().map(|f| f.written()).sum(),
+                segments_sent: sum(|s| s.segments_sent),
+                retransmits: sum(|s| s.retransmits),
+                fast_retransmits: sum(|s| s.fast_retransmits),
+                timeouts: sum(|s| s.timeouts),
+                completed: self
+                    .flows
+                    .iter()
+                    .all(|f| f.bytes.is_none() || f.done_at.is_some()),
+                events: self.events.popped(),
+                limited_by: limits.shares(),
+                fairness: jain_index(&goodputs),
+                cpu_utilisation,
+                goodput_per_cpu_bps: (cpu_utilisation > 0.0).then(|| goodput_bps / cpu_utilisation),
+                window_updates: flows.iter().map(|f| f.window_updates).sum(),
+                ring_drops: hosts.iter().map(|h| h.ring_drops).sum(),
+                rr: if has_rr {
+                    LatencySummary::of(latencies, stop)
+                } else {
+                    None
+                },
+            },
+            flows,
+            hosts,
+            links,
+            series: self.series.finish(stop),
+            trace: self.trace,
+            captures: self.taps.finish(),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The network as a graph: hosts and routers joined by full-duplex links, and the route a
+//! flow's packets take. Link i's forward direction (from its first node to its second) is
+//! channel 2i, its reverse 2i + 1.
+
+use std::collections::VecDeque;
+
+pub struct Network {
+    /// Nodes 0..hosts are hosts, the rest routers.
+    hosts: usize,
+    /// Per node: (neighbour, channel towards it), in link order.
+    adjacent: Vec<Vec<(usize, usize)>>,
+}
+
+impl Network {
+    pub fn new(hosts: usize, nodes: usize, links: Vec<[usize; 2]>) -> Self {
+        let mut adjacent = vec![Vec::new(); nodes];
+        for (i, [a, b]) in links.into_iter().enumerate() {
+            adjacent[a].push((b, 2 * i));
+            adjacent[b].push((a, 2 * i + 1));
+        }
+        Self { hosts, adjacent }
+    }
+
+    /// The channels from host `src` to host `dst` along a path with the fewest hops, which
+    /// only routers forward on (a host is an end system, RFC 1122 §1.1.1). Breadth-first
+    /// search in link order, so equal-length paths are chosen the same way every run.
+    pub fn route(&self, src: usize, dst: usize) -> Option<Vec<usize>> {
+        let mut came_by: Vec<Option<(usize, usize)>> = vec![None; self.adjacent.len()];
+        let mut seen = vec![false; self.adjacent.len()];
+        seen[src] = true;
+        let mut frontier = VecDeque::from([src]);
+        while let Some(node) = frontier.pop_front() {
+            if node == dst {
+                let mut channels = Vec::new();
+                let mut at = dst;
+                while let Some((from, channel)) = came_by[at] {
+                    channels.push(channel);
+                    at = from;
+                }
+                channels.reverse();
+                return Some(channels);
+            }
+            if node != src && node < self.hosts {
+                continue;
+            }
+            for &(next, channel) in &self.adjacent[node] {
+                if !seen[next] {
+                    seen[next] = true;
+                    came_by[next] = Some((node, channel));
+                    frontier.push_back(next);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The way back along a route: the same links in reverse order, each in its other direction.
+pub fn reverse(route: &[usize]) -> Vec<usize> {
+    route.iter().rev().map(|&channel| channel ^ 1).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two sources on access links into router 4, a shared link to router 5, two sinks:
+    /// the dumbbell of a shared bottleneck (and of seed 001's ATM model, switches for
+    /// routers).
+    fn dumbbell() -> Network {
+        Network::new(4, 6, vec![[0, 4], [1, 4], [4, 5], [5, 2], [5, 3]])
+    }
+
+    #[test]
+    fn routes_cross_the_shared_link() {
+        let net = dumbbell();
+        assert_eq!(net.route(0, 2), Some(vec![0, 4, 6]));
+        assert_eq!(net.route(1, 3), Some(vec![2, 4, 8]));
+        assert_eq!(net.route(2, 0), Some(vec![7, 5, 1]));
+        assert_eq!(reverse(&[0, 4, 6]), vec![7, 5, 1]);
+    }
+
+    #[test]
+    fn hosts_do_not_forward() {
+        // a - b - c with b a host: no route from a to c.
+        let net = Network::new(3, 3, vec![[0, 1], [1, 2]]);
+        assert_eq!(net.route(0, 2), None);
+        assert_eq!(net.route(0, 1), Some(vec![0]));
+    }
+
+    #[test]
+    fn the_fewest_hops_win_and_ties_go_to_the_first_link() {
+        // 0 -> r2 -> 1 directly, or 0 -> r3 -> r4 -> 1; and a parallel 0 -> r5 -> 1.
+        let net = Network::new(
+            2,
+            6,
+            vec![[0, 3], [3, 4], [4, 1], [0, 2], [2, 1], [0, 5], [5, 1]],
+        );
+        assert_eq!(net.route(0, 1), Some(vec![6, 8]));
+    }
+}

@@ -1,0 +1,118 @@
+//! Several flows over a topology, and hosts with CPU models, through the public entry
+//! point: plan errors name their field, shared links are shared, slow receivers overflow.
+
+use serde_json::{json, Value};
+
+fn tcp() -> Value {
+    json!({"cc": "newreno", "sndbuf": 65536, "rcvbuf": 65536, "mss": 1460,
+        "initial_window": 10, "window_scaling": false, "sack": false, "timestamps": false,
+        "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
+        "nagle": true,
+        "fast_retransmit": true, "min_rto_ns": 1_000_000_000})
+}
+
+fn channel(rate_bps: u64, delay_ns: u64) -> Value {
+    json!({"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": {"packets": 50},
+        "error": {"kind": "none"}, "framing": {"overhead_bytes": 2, "min_payload_bytes": 0}})
+}
+
+fn link(nodes: [usize; 2], rate_bps: u64) -> Value {
+    json!({"nodes": nodes, "forward": channel(rate_bps, 1_000_000),
+        "reverse": channel(rate_bps, 1_000_000)})
+}
+
+fn bulk() -> Value {
+    json!({"kind": "bulk", "message_size": 65536, "bytes": null})
+}
+
+/// Two sources (hosts 0, 1) into router 4, a 10 Mb/s link to router 5, two sinks (2, 3).
+fn dumbbell() -> Value {
+    let host = |name: &str| json!({"name": name, "tcp": tcp()});
+    json!({"seed": 1, "duration_ns": 20_000_000_000u64, "interval_ns": 1_000_000_000,
+        "trace_interval_ns": 100_000_000,
+        "hosts": [host("s0"), host("s1"), host("d0"), host("d1")],
+        "routers": [{"name": "r1"}, {"name": "r2"}],
+        "links": [link([0, 4], 100_000_000), link([1, 4], 100_000_000),
+                  link([4, 5], 10_000_000), link([5, 2], 100_000_000),
+                  link([5, 3], 100_000_000)],
+        "flows": [{"src": 0, "dst": 2, "app": bulk()}, {"src": 1, "dst": 3, "app": bulk()}]})
+}
+
+fn run(plan: &Value) -> Value {
+    serde_json::from_str(&tcplab_sim::run_json(&plan.to_string()).unwrap()).unwrap()
+}
+
+fn refused(plan: &Value) -> String {
+    tcplab_sim::run_json(&plan.to_string())
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn flows_share_the_bottleneck_and_report_a_row_each() {
+    let result = run(&dumbbell());
+    let flows = result["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2);
+    let goodput: Vec<f64> = flows
+        .iter()
+        .map(|f| f["goodput_bps"].as_f64().unwrap())
+        .collect();
+    let total: f64 = goodput.iter().sum();
+    assert!(total > 9.0e6 && total < 10.0e6, "{goodput:?}");
+    assert!(result["summary"]["fairness"].as_f64().unwrap() > 0.9);
+    // The shared link's forward direction carried both flows' data.
+    assert!(result["links"][4]["utilisation"].as_f64().unwrap() > 0.95);
+    assert_eq!(run(&dumbbell()), result, "deterministic");
+}
+
+#[test]
+fn plan_errors_name_the_field() {
+    let mut p = dumbbell();
+    p["flows"][0]["src"] = json!(7);
+    assert!(refused(&p).starts_with("flows.0.src"));
+    let mut p = dumbbell();
+    p["links"][2].as_object_mut().unwrap().remove("nodes");
+    assert!(refused(&p).starts_with("links.2.nodes"));
+    let mut p = dumbbell();
+    p["app"] = bulk();
+    assert!(refused(&p).starts_with("app:"));
+    let mut p = dumbbell();
+    p["links"].as_array_mut().unwrap().remove(2);
+    assert!(refused(&p).starts_with("flows.0: no path"));
+    let mut p = dumbbell();
+    p["flows"][1]["after"] = json!(0);
+    assert!(refused(&p).starts_with("flows.1.after"));
+    let mut p = dumbbell();
+    p["flows"][0]["app"] = json!({"kind": "rr", "message_size": 1, "bytes": null});
+    assert!(refused(&p).starts_with("flows.0.app.request_size"));
+    let mut p = dumbbell();
+    p["hosts"][0]["cpu"] = json!({"per_packet_ns": 1, "per_byte_ns": 0, "per_call_ns": 0,
+        "storage_per_byte_ns": 0, "ring_packets": 0});
+    assert!(refused(&p).starts_with("hosts.0.cpu.ring_packets"));
+}
+
+/// One flow to a receiver whose CPU needs 1.5 ms per packet behind a 100 Mb/s link: the
+/// sender's initial window arrives in about 1.2 ms, far faster than it is processed.
+fn slow_receiver(ring_packets: u64) -> Value {
+    let mut p = dumbbell();
+    p["flows"] = json!([{"src": 0, "dst": 2, "app": bulk()}]);
+    p["hosts"][2]["cpu"] = json!({"per_packet_ns": 1_500_000, "per_byte_ns": 0,
+        "per_call_ns": 0, "storage_per_byte_ns": 0, "ring_packets": ring_packets});
+    p["links"][2] = link([4, 5], 100_000_000);
+    p
+}
+
+#[test]
+fn a_receiver_slower_than_the_link_overflows_a_small_ring_only() {
+    let small = run(&slow_receiver(4));
+    let large = run(&slow_receiver(1000));
+    assert!(small["summary"]["ring_drops"].as_u64().unwrap() > 0);
+    assert!(small["summary"]["retransmits"].as_u64().unwrap() > 0);
+    assert_eq!(large["summary"]["ring_drops"], 0);
+    // Either way the receiver's CPU is the bottleneck: it processes each data segment and
+    // sends an ACK for every second one, 1460 bytes per 2.25 ms.
+    for r in [&small, &large] {
+        assert!(r["summary"]["goodput_bps"].as_f64().unwrap() < 1460.0 * 8.0 / 2.25e-3);
+        assert!(r["hosts"][2]["cpu_utilisation"].as_f64().unwrap() > 0.85);
+    }
+}
