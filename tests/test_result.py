@@ -25,6 +25,7 @@ def raw(goodput: float = 8000.0, retransmits: int = 0, completed: bool = True) -
             "limited_by": {"rwnd": 0.75, "sndbuf": 0.0, "cwnd": 0.25, "app": 0.0},
         },
         "flows": [{"flow": 0, "src": "client", "dst": "server", "goodput_bps": goodput}],
+        "hosts": [{"host": "client", "cpu_utilisation": 0.5}],
         "links": [{"link": 0, "direction": "forward", "packets": 10}],
         # The last interval is partial (2.0 s to 2.5 s).
         "series": {"t_s": [1.0, 2.0, 2.5], "interval_bytes": [1000, 2000, 500]},
@@ -84,7 +85,7 @@ def test_to_json_is_deterministic_sorted_and_carries_runs_by_summary() -> None:
     assert text == RunResult.combine(runs, {**META, "repetitions": 2}).to_json()
     data = json.loads(text)
     assert list(data) == sorted(data)
-    assert set(data) == {"summary", "flows", "links", "series", "trace", "meta", "runs"}
+    assert set(data) == {"summary", "flows", "hosts", "links", "series", "trace", "meta", "runs"}
     assert data["runs"] == [{"meta": run.meta, "summary": run.summary} for run in runs]
     assert "runs" not in json.loads(runs[0].to_json())
 

@@ -34,8 +34,8 @@ def test_each_run_is_a_complete_folder_of_the_documented_layout(store: Store) ->
     assert len(runs) == 8
     for run in runs:
         assert sorted(f.name for f in run.iterdir()) == [
-            "flows.parquet", "links.parquet", "meta.json", "series.parquet", "summary.parquet",
-            "trace.parquet",
+            "flows.parquet", "hosts.parquet", "links.parquet", "meta.json", "series.parquet",
+            "summary.parquet", "trace.parquet",
         ]  # fmt: skip
         meta = json.loads((run / "meta.json").read_text())
         assert set(meta) == {"run_id", "point_id", "params", "repetition", "seed", "spec_hash",
@@ -60,7 +60,7 @@ def test_the_summary_has_meta_params_and_flattened_fields(store: Store) -> None:
     assert sorted(set(summary["hosts.client.tcp.sndbuf"])) == [8192, 16384]
     assert sorted(set(summary["links.0.delay"])) == [50_000_000, 100_000_000]
     # Each run's rows carry its keys, so the tables join on run_id.
-    for frame in (store.flows(), store.links(), store.series(), store.trace()):
+    for frame in (store.flows(), store.hosts(), store.links(), store.series(), store.trace()):
         assert set(frame["run_id"]) == store.run_ids()
         assert {"point_id", "repetition"} <= set(frame.columns)
     assert len(store.series()) == 8 * 3  # 3 one-second intervals per run
@@ -151,7 +151,8 @@ def test_a_stored_run_clears_its_failure_and_replaces_an_older_copy(tmp_path: Pa
     store.write_failure(meta, "boom")
     assert list(store.failures()["run_id"]) == ["r-1"]
     parts = {
-        part: getattr(result, part) for part in ("summary", "flows", "links", "series", "trace")
+        part: getattr(result, part)
+        for part in ("summary", "flows", "hosts", "links", "series", "trace")
     }
     first = store.write_run(meta, parts)
     store.write_run({**meta, "seed": 2}, parts)

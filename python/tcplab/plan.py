@@ -15,7 +15,7 @@ from typing import Any
 from tcplab import ber_curves
 from tcplab.errors import SpecError
 from tcplab.links import FRAMING
-from tcplab.spec import ERROR_MODEL_FIELDS, Link, Queue, Spec, Tcp, Trace
+from tcplab.spec import ERROR_MODEL_FIELDS, App, Host, Link, Queue, Spec, Tcp, Trace
 
 SEED_MASK = 2**63 - 1
 
@@ -74,6 +74,47 @@ def _error(link: Link, index: int, prefix: str) -> dict[str, Any]:
     return {"kind": "none"}
 
 
+def _host(host: Host) -> dict[str, Any]:
+    plan: dict[str, Any] = {"name": host.name, "tcp": _tcp(host.tcp)}
+    if host.cpu is not None:
+        cpu = host.cpu.resolved()
+        # A host whose work costs nothing has no CPU model at all (the `modern` default).
+        if not cpu.costs_nothing():
+            plan["cpu"] = {
+                "per_packet_ns": cpu.per_packet_ns,
+                "per_byte_ns": cpu.per_byte_ns,
+                "per_call_ns": cpu.per_call_ns,
+                "storage_per_byte_ns": cpu.storage_per_byte_ns,
+                "ring_packets": cpu.ring_packets,
+            }
+    return plan
+
+
+def _app(app: App) -> dict[str, Any]:
+    # Fields left at their defaults stay out, so that a plan that needs nothing new reads
+    # exactly as before to every backend.
+    plan: dict[str, Any] = {
+        "kind": app.kind,
+        "message_size": app.message_size,
+        "bytes": app.message_bytes(),
+    }
+    if app.write_delay:
+        plan["write_delay_ns"] = app.write_delay
+    if app.read_size is not None:
+        plan["read_size"] = app.read_size
+    if app.direction is not None:
+        plan["direction"] = app.direction
+    if app.kind == "rr":
+        # netperf TCP_RR's default: one byte each way (-r 1,1).
+        plan["request_size"] = app.request_size or 1
+        plan["response_size"] = app.response_size or 1
+    # Only an emu scenario that runs iperf3 has the key (the simulator's plan has no such
+    # field, and the spec refuses iperf3 on other backends).
+    if app.tool not in (None, "tcplab"):
+        plan["tool"] = app.tool
+    return plan
+
+
 def _link(link: Link, index: int) -> dict[str, Any]:
     framing = FRAMING[link.kind]
     forward = {
@@ -110,19 +151,32 @@ def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         "duration_ns": spec.duration,
         "interval_ns": spec.interval,
         "trace_interval_ns": spec.trace_interval,
-        "hosts": [{"name": host.name, "tcp": _tcp(host.tcp)} for host in spec.hosts],
+        "hosts": [_host(host) for host in spec.hosts],
         "links": [_link(link, index) for index, link in enumerate(spec.links)],
-        "app": {
-            "kind": spec.app.kind,
-            "message_size": spec.app.message_size,
-            "bytes": spec.app.bytes,
-        },
     }
-    # Only an emu scenario that runs iperf3 has the key (the simulator's plan has no such
-    # field, and the spec refuses iperf3 on other backends).
-    if spec.app.tool not in (None, "tcplab"):
-        plan["app"]["tool"] = spec.app.tool
     # Only a scenario with a [trace] table has the key, so other plans stay as they were.
     if spec.trace is not None:
         plan["trace"] = _trace(spec.trace)
-    return plan
+    return _with_flows(spec, plan)
+
+
+def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
+    """The path form's one app, or the topology form's routers, link nodes and flows (node
+    ids count the hosts first, then the routers)."""
+    if not spec.flows:
+        return {**plan, "app": _app(spec.app)}
+    names = [h.name for h in spec.hosts] + [r.name for r in spec.routers]
+    node = {name: index for index, name in enumerate(names)}
+    for link_plan, link in zip(plan["links"], spec.links, strict=True):
+        link_plan["nodes"] = [node[name] for name in link.between or ()]
+    flows = [
+        {
+            "src": node[flow.src],
+            "dst": node[flow.dst],
+            "app": _app(app),
+            "start_ns": flow.start or 0,
+            "after": flow.after,
+        }
+        for flow, app in zip(spec.flows, spec.flow_apps(), strict=True)
+    ]
+    return {**plan, "routers": [{"name": r.name} for r in spec.routers], "flows": flows}

@@ -14,13 +14,14 @@ import pandas as pd
 from tcplab.errors import BackendError
 from tcplab.stats import mean_std_ci95
 
-RESULT_PARTS = ("summary", "flows", "links", "series", "trace")
+RESULT_PARTS = ("summary", "flows", "hosts", "links", "series", "trace")
 RESULT_FILE = "result.json"
 
 
 @dataclass
 class RunResult:
-    """Scalars, per-flow and per-link rows, and time series of one run (or of repetitions).
+    """Scalars, per-flow, per-host and per-link rows, and time series of one run (or of
+    repetitions).
 
     A result of several repetitions keeps each one in `runs`; its `summary` holds the mean of
     every numeric field with `<field>_std` and `<field>_ci95` beside it, and its rows and
@@ -33,6 +34,7 @@ class RunResult:
 
     summary: dict[str, Any]
     flows: list[dict[str, Any]]
+    hosts: list[dict[str, Any]]
     links: list[dict[str, Any]]
     series: dict[str, list[Any]]
     trace: dict[str, list[Any]]
@@ -60,6 +62,7 @@ class RunResult:
         return cls(
             summary=_summarise([run.summary for run in runs]),
             flows=_stack_rows([run.flows for run in runs]),
+            hosts=_stack_rows([run.hosts for run in runs]),
             links=_stack_rows([run.links for run in runs]),
             series=_stack_columns([run.series for run in runs]),
             trace=_stack_columns([run.trace for run in runs]),
@@ -118,6 +121,10 @@ class RunResult:
     def flows_frame(self) -> pd.DataFrame:
         """One row per flow."""
         return pd.DataFrame(self.flows)
+
+    def hosts_frame(self) -> pd.DataFrame:
+        """One row per host: CPU utilisation, goodput per unit of CPU, NIC ring drops."""
+        return pd.DataFrame(self.hosts)
 
     def links_frame(self) -> pd.DataFrame:
         """One row per link direction."""

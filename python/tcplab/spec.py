@@ -32,7 +32,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from tcplab import ber_curves, profiles, units
+from tcplab import ber_curves, cpu_profiles, profiles, units
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,10 +43,13 @@ from tcplab.links import LinkKind
 
 __all__ = [
     "App",
+    "Cpu",
+    "Flow",
     "GilbertElliott",
     "Host",
     "Link",
     "Queue",
+    "Router",
     "Spec",
     "SpecError",
     "Sweep",
@@ -142,11 +145,61 @@ class Tcp(_Model):
         return profiles.apply(data) if isinstance(data, dict) else data
 
 
+class Cpu(_Model):
+    """A host's processing costs: a named profile, overridden cost by cost."""
+
+    profile: Literal[tuple(cpu_profiles.PROFILES)] = Field(  # type: ignore[valid-type]
+        cpu_profiles.DEFAULT_CPU, description="CPU profile whose costs the fields override"
+    )
+    per_packet: Duration | None = Field(
+        None, description="protocol work per packet sent or received"
+    )
+    per_byte: Duration | None = Field(None, description="copy per byte in read() and write()")
+    per_call: Duration | None = Field(None, description="per system call")
+    storage_per_byte: Duration | None = Field(
+        None, description="per byte a receiving file or message app writes to storage"
+    )
+    ring: int | None = Field(None, ge=1, description="NIC receive ring, packets")
+
+    def resolved(self) -> cpu_profiles.CpuProfile:
+        """The profile with this table's overrides applied."""
+        base = cpu_profiles.PROFILES[self.profile]
+        return cpu_profiles.CpuProfile(
+            base.description,
+            base.source,
+            per_packet_ns=_given(self.per_packet, base.per_packet_ns),
+            per_byte_ns=_given(self.per_byte, base.per_byte_ns),
+            per_call_ns=_given(self.per_call, base.per_call_ns),
+            storage_per_byte_ns=_given(self.storage_per_byte, base.storage_per_byte_ns),
+            ring_packets=_given(self.ring, base.ring_packets),
+        )
+
+
+def _given(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _cpu_name_or_table(schema: dict[str, Any]) -> None:
+    # The schema of `cpu = "pda-400mhz"`, which the validator turns into a table.
+    schema["anyOf"].insert(0, {"enum": list(cpu_profiles.PROFILES)})
+
+
 class Host(_Model):
-    """A TCP endpoint: the first host sends, the last one receives."""
+    """A TCP endpoint. Without [[flows]], the first host sends and the last one receives."""
 
     name: Name
     tcp: Tcp = Field(default_factory=Tcp)
+    cpu: Cpu | None = Field(
+        None,
+        description='a CPU profile name, or a table: {profile = "..."}',
+        json_schema_extra=_cpu_name_or_table,
+    )
+
+    @field_validator("cpu", mode="before")
+    @classmethod
+    def _profile_name(cls, cpu: Any) -> Any:
+        # `cpu = "pentium-133"` is short for `cpu = { profile = "pentium-133" }`.
+        return {"profile": cpu} if isinstance(cpu, str) else cpu
 
 
 class Queue(_Model):
@@ -165,8 +218,12 @@ class GilbertElliott(_Model):
 
 
 class Link(_Model):
-    """One hop of the path; forward is the direction from the sender towards the receiver."""
+    """One hop of the path; forward is the direction from the sender towards the receiver.
+    With [[flows]], `between` names its two nodes and forward leaves the first."""
 
+    between: Annotated[list[Name], Field(min_length=2, max_length=2)] | None = Field(
+        None, description="with [[flows]]: the two hosts or routers it joins"
+    )
     kind: LinkKind = Field("p2p", description="framing: p2p (PPP) or ethernet")
     rate: Rate
     delay: Duration = Field(description="one-way propagation delay")
@@ -216,16 +273,36 @@ class Link(_Model):
 
 
 class App(_Model):
-    """The sending application."""
+    """The application: what it writes, how it reads, and when it is done."""
 
-    kind: Literal["bulk", "file"] = Field(
-        "bulk", description="bulk: write for the whole duration; file: write `bytes`, then stop"
+    kind: Literal["bulk", "file", "message", "rr"] = Field(
+        "bulk",
+        description="bulk: write for the whole duration; file: write `bytes`, then stop;"
+        " message: one message, done when received; rr: request/response transactions",
     )
     message_size: Size = Field(
         "64KiB", validate_default=True, description="bytes per write (netperf -m)"
     )
-    # validated after kind, so that its validator can read it
-    bytes: Size | None = Field(None, validate_default=True, description="file size (file only)")
+    # The fields below are validated after kind (and bytes after recording and codec_rate),
+    # so that their validators can read them.
+    recording: PositiveDuration | None = Field(
+        None, description="message: a recording of this length, at codec_rate"
+    )
+    codec_rate: Rate | None = Field(
+        None, validate_default=True, description="message: the codec's bit rate"
+    )
+    bytes: Size | None = Field(None, validate_default=True, description="file or message size")
+    direction: Literal["upstream", "downstream", "both"] | None = Field(
+        None,
+        validate_default=True,
+        description="message: client to server, server to client, or both in turn",
+    )
+    write_delay: Duration | None = Field(None, description="sleep after each write call")
+    read_size: Size | None = Field(
+        None, description="bytes per read call; default: all the socket holds"
+    )
+    request_size: Size | None = Field(None, validate_default=True, description="rr: default 1 B")
+    response_size: Size | None = Field(None, validate_default=True, description="rr: default 1 B")
     # None (unset) means tcplab's own tool; a default value would enter every scenario's
     # canonical form and change the hash of all of them.
     tool: Literal["tcplab", "iperf3"] | None = Field(
@@ -233,15 +310,58 @@ class App(_Model):
         description="the program the emu backend runs: tcplab (default, tcplab measure) or iperf3",
     )
 
+    @field_validator("recording")
+    @classmethod
+    def _recording_for_messages(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("kind") != "message":
+            raise ValueError('only for kind = "message"')
+        return value
+
+    @field_validator("codec_rate")
+    @classmethod
+    def _codec_with_recording(cls, rate: int | None, info: ValidationInfo) -> int | None:
+        if "recording" not in info.data:
+            return rate  # recording was invalid and is reported on its own
+        recording = info.data["recording"]
+        if recording is not None and rate is None:
+            raise ValueError("required with recording")
+        if recording is None and rate is not None:
+            raise ValueError("only with recording")
+        return rate
+
     @field_validator("bytes")
     @classmethod
-    def _bytes_for_files_only(cls, size: int | None, info: ValidationInfo) -> int | None:
+    def _bytes_when_sized(cls, size: int | None, info: ValidationInfo) -> int | None:
         kind = info.data.get("kind")
+        recorded = info.data.get("recording") is not None
         if kind == "file" and size is None:
             raise ValueError('required when kind = "file"')
-        if kind == "bulk" and size is not None:
-            raise ValueError('only for kind = "file"; a bulk app runs for the whole duration')
+        if kind == "message" and (size is None) == (not recorded):
+            raise ValueError("give the message's size either here or as recording and codec_rate")
+        if kind in ("bulk", "rr") and size is not None:
+            raise ValueError(f'only for kind = "file" or "message"; {kind} runs for the duration')
         return size
+
+    @field_validator("direction")
+    @classmethod
+    def _direction_for_messages(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and info.data.get("kind") != "message":
+            raise ValueError('only for kind = "message"')
+        return value
+
+    @field_validator("request_size", "response_size")
+    @classmethod
+    def _sizes_for_rr(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("kind") != "rr":
+            raise ValueError('only for kind = "rr"')
+        return value
+
+    def message_bytes(self) -> int | None:
+        """The file or message size; a recording is its length times the codec rate."""
+        if self.recording is not None and self.codec_rate is not None:
+            # ns · bit/s / 8e9 bytes, rounded up to whole bytes.
+            return -(-self.recording * self.codec_rate // (8 * 10**9))
+        return self.bytes
 
 
 def _at_least_one_value(values: list[Any]) -> list[Any]:
@@ -319,6 +439,24 @@ class Trace(_Model):
     )
 
 
+class Router(_Model):
+    """A store-and-forward node between links (with [[flows]])."""
+
+    name: Name
+
+
+class Flow(_Model):
+    """One TCP connection: `src` opens it to `dst`, and the app runs over it."""
+
+    src: Name
+    dst: Name
+    app: App | None = Field(None, description="default: the scenario's [app]")
+    start: Duration | None = Field(None, description="when src opens the connection")
+    after: int | None = Field(
+        None, ge=0, description="open once this earlier file or message flow is received"
+    )
+
+
 def _default_hosts() -> list[Host]:
     return [Host(name="client"), Host(name="server")]
 
@@ -338,22 +476,31 @@ class Spec(_Model):
         "10ms", validate_default=True, description="period of cwnd/srtt samples"
     )
     hosts: list[Host] = Field(
-        default_factory=_default_hosts, description="exactly two: sender first, receiver last"
+        default_factory=_default_hosts,
+        description="without [[flows]], exactly two: sender first, receiver last",
+    )
+    routers: list[Router] = Field(
+        default_factory=list, description="with [[flows]]: the nodes between links"
     )
     links: list[Link] = Field(
-        default_factory=list, validate_default=True, description="the path, sender to receiver"
+        default_factory=list,
+        validate_default=True,
+        description="the path, sender to receiver; with [[flows]], each names its nodes",
     )
     app: App = Field(default_factory=App)
+    flows: list[Flow] | None = Field(
+        None, description="several connections, each between two hosts, over the links"
+    )
     trace: Trace | None = Field(None, description="packet captures (sim backend)")
     sweep: Sweep | None = Field(None, description="run the scenario over a grid of field values")
 
     @field_validator("hosts")
     @classmethod
-    def _two_distinct_hosts(cls, hosts: list[Host]) -> list[Host]:
-        if len(hosts) != 2:
+    def _distinct_hosts(cls, hosts: list[Host]) -> list[Host]:
+        if len(hosts) < 2:
             raise ValueError(
-                f"exactly 2 hosts are supported (the first sends, the last receives); "
-                f"{len(hosts)} given"
+                f"exactly 2 hosts without [[flows]] (the first sends, the last receives),"
+                f" at least 2 with them; {len(hosts)} given"
             )
         first: dict[str, int] = {}
         for index, host in enumerate(hosts):
@@ -420,6 +567,76 @@ class Spec(_Model):
         if not links:
             raise ValueError("at least one link is required")
         return links
+
+    @model_validator(mode="after")
+    def _who_talks_to_whom(self) -> Spec:
+        # Problems that involve several fields name their field in the message itself.
+        problems = _topology_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def flow_apps(self) -> list[App]:
+        """Each flow's app (the scenario's [app] where a flow gives none)."""
+        return [flow.app or self.app for flow in self.flows or []]
+
+
+def _topology_problems(spec: Spec) -> list[str]:
+    """Cross-field checks: hosts, routers, links and flows agree."""
+    hosts = [h.name for h in spec.hosts]
+    if not spec.flows:
+        problems = []
+        if len(hosts) != 2:
+            problems.append(
+                f"hosts: exactly 2 hosts without [[flows]] (the first sends, the last"
+                f" receives); {len(hosts)} given: add [[flows]] to say who talks to whom"
+            )
+        if spec.routers:
+            problems.append("routers: only with [[flows]]; a path's routers sit between links")
+        problems += [
+            f"links.{i}.between: only with [[flows]]"
+            for i, link in enumerate(spec.links)
+            if link.between is not None
+        ]
+        return problems
+    problems = []
+    nodes = set(hosts)
+    for i, router in enumerate(spec.routers):
+        if router.name in nodes:
+            problems.append(f"routers.{i}.name: {router.name!r} is already a host or router")
+        nodes.add(router.name)
+    if spec.app.direction not in (None, "upstream"):
+        problems.append(
+            "app.direction: with [[flows]], a message goes from src to dst; give each leg"
+            " its own flow and start the second with `after`"
+        )
+    for i, link in enumerate(spec.links):
+        if link.between is None:
+            problems.append(f"links.{i}.between: required with [[flows]]")
+            continue
+        for j, name in enumerate(link.between):
+            if name not in nodes:
+                problems.append(f"links.{i}.between.{j}: {name!r} is not a host or router")
+        if link.between[0] == link.between[1]:
+            problems.append(f"links.{i}.between: a link joins two different nodes")
+    sized = ("file", "message")
+    apps = spec.flow_apps()
+    for i, flow in enumerate(spec.flows):
+        for field in ("src", "dst"):
+            if getattr(flow, field) not in hosts:
+                problems.append(f"flows.{i}.{field}: {getattr(flow, field)!r} is not a host")
+        if flow.src == flow.dst:
+            problems.append(f"flows.{i}.dst: a flow joins two different hosts")
+        if flow.app is not None and flow.app.direction not in (None, "upstream"):
+            problems.append(
+                f"flows.{i}.app.direction: a message goes from src to dst; give each leg its"
+                " own flow and start the second with `after`"
+            )
+        if flow.after is not None and (flow.after >= i or apps[flow.after].kind not in sized):
+            problems.append(
+                f"flows.{i}.after: must be the index of an earlier file or message flow"
+            )
+    return problems
 
 
 def _message(error: ErrorDetails) -> str:

@@ -94,6 +94,7 @@ class Store:
         tables = {
             "summary": _rows_table([summary_row]),
             "flows": _rows_table([{**keys, **row} for row in result["flows"]]),
+            "hosts": _rows_table([{**keys, **row} for row in result["hosts"]]),
             "links": _rows_table([{**keys, **row} for row in result["links"]]),
             "series": _columns_table(keys, result["series"]),
             "trace": _columns_table(keys, result["trace"]),
@@ -152,6 +153,10 @@ class Store:
         """One row per flow of each run."""
         return self._table("flows")
 
+    def hosts(self) -> pd.DataFrame:
+        """One row per host of each run (CPU utilisation, goodput per CPU, ring drops)."""
+        return self._table("hosts")
+
     def links(self) -> pd.DataFrame:
         """One row per link direction of each run."""
         return self._table("links")
@@ -184,7 +189,11 @@ class Store:
         connection = duckdb.connect()
         folders = self._run_folders()
         for table in TABLES if folders else ():
-            files = ", ".join(_sql_string(str(folder / f"{table}.parquet")) for folder in folders)
+            # Runs stored before a table existed (hosts) lack its file.
+            paths = [folder / f"{table}.parquet" for folder in folders]
+            files = ", ".join(_sql_string(str(path)) for path in paths if path.exists())
+            if not files:
+                continue
             # union_by_name: runs stored by different sweeps of one scenario may differ in
             # their parameter columns.
             source = f"read_parquet([{files}], union_by_name = true)"

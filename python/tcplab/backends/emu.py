@@ -125,6 +125,11 @@ def validate(plan: Mapping[str, Any]) -> None:
     for name in sorted(set(plan) - HANDLED_PLAN_FIELDS):
         _check(False, name, "the emu backend does not know this plan field")
     for i, host in enumerate(plan["hosts"]):
+        _check(
+            "cpu" not in host,
+            f"hosts.{i}.cpu",
+            "the emu backend runs on this machine's CPU; a CPU profile cannot be imposed on it",
+        )
         tcp = host["tcp"]
         at = f"hosts.{i}.tcp"
         linux_cc(tcp["cc"], f"{at}.cc")
@@ -185,6 +190,12 @@ def validate(plan: Mapping[str, Any]) -> None:
             "app.message_size",
             "iperf3 -l takes at most 1 MiB per write",
         )
+        for name in ("write_delay_ns", "read_size"):
+            _check(
+                name not in app,
+                f"app.{name}",
+                'iperf3 has no such option; use tool = "tcplab", which honours it',
+            )
         _check(shutil.which("iperf3") is not None, "app.tool", IPERF3_MISSING)
 
 
@@ -259,7 +270,7 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "bind": RECEIVER_ADDRESS,
         "port": PORT,
         "options": _options(receiver, receiver=True),
-        "read_size": READ_SIZE,
+        "read_size": app.get("read_size") or READ_SIZE,
         "accept_timeout_s": SLACK_S,
     }
     server = net.popen(1, [*child, json.dumps(server_config)])
@@ -274,7 +285,7 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
             "duration_ns": plan["duration_ns"],
             "file_bytes": app["bytes"],
             "message_size": app["message_size"],
-            "write_delay_ns": 0,
+            "write_delay_ns": app.get("write_delay_ns", 0),
             "interval_ns": plan["interval_ns"],
             "trace_interval_ns": plan["trace_interval_ns"],
         },
@@ -446,12 +457,52 @@ def to_result(
             "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
         }
     ]
+    summary.update(_host_summary(goodput, summary["emu"]))
     return {
         "summary": summary,
         "flows": flows,
+        "hosts": _hosts(plan, goodput, summary["emu"]),
         "links": links,
         "series": series,
         "trace": _trace(trace),
+    }
+
+
+def _per_cpu(goodput: float, percent: float | None) -> float | None:
+    return goodput / (percent / 100) if percent else None
+
+
+def _hosts(plan: Mapping[str, Any], goodput: float, emu: Mapping[str, Any]) -> list[dict]:
+    """The two hosts' CPU use as the measurement tool reports it (whole-machine CPU time,
+    as iperf3's host_total and remote_total: both namespaces share this machine)."""
+    rows = []
+    for host, percent in (
+        (plan["hosts"][0], emu.get("cpu_percent_sender")),
+        (plan["hosts"][-1], emu.get("cpu_percent_receiver")),
+    ):
+        rows.append(
+            {
+                "host": host["name"],
+                "cpu_utilisation": None if percent is None else percent / 100,
+                "goodput_per_cpu_bps": _per_cpu(goodput, percent),
+                "packets": None,
+                "calls": None,
+                "ring_drops": None,
+            }
+        )
+    return rows
+
+
+def _host_summary(goodput: float, emu: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary's fairness and CPU fields for the one connection the backend runs."""
+    percents = [p for p in (emu.get("cpu_percent_sender"), emu.get("cpu_percent_receiver")) if p]
+    busiest = max(percents, default=None)
+    return {
+        "fairness": 1.0,
+        "cpu_utilisation": None if busiest is None else busiest / 100,
+        "goodput_per_cpu_bps": _per_cpu(goodput, busiest),
+        "window_updates": None,
+        "ring_drops": None,
     }
 
 
@@ -554,9 +605,11 @@ def iperf3_result(
         }
         for s in streams
     ]
+    summary.update(_host_summary(goodput, summary["emu"]))
     return {
         "summary": summary,
         "flows": flows,
+        "hosts": _hosts(plan, goodput, summary["emu"]),
         "links": _links(emulator, elapsed),
         "series": _series(intervals, plan["interval_ns"], elapsed),
         "trace": _trace(trace_rows),

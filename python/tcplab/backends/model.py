@@ -450,11 +450,22 @@ def _check(ok: bool, field: str, message: str) -> None:
 
 def _validate(plan: Plan) -> None:
     """Refuse what the model cannot honour, naming the plan field."""
+    _check(
+        not plan.get("flows"),
+        "flows",
+        "the model backend models a single connection; run several flows on the sim backend",
+    )
     hosts = plan.get("hosts")
     _check(isinstance(hosts, list) and len(hosts) == 2, "hosts", "exactly two hosts expected")
     links = plan.get("links")
     _check(isinstance(links, list) and len(links) >= 1, "links", "at least one link expected")
     for i, host in enumerate(hosts):
+        _check(
+            "cpu" not in host,
+            f"hosts.{i}.cpu",
+            'the model backend assumes hosts whose work costs nothing (cpu = "modern");'
+            " run CPU profiles on the sim backend",
+        )
         tcp = host["tcp"]
         _check(tcp["mss"] > 0, f"hosts.{i}.tcp.mss", "must be > 0")
         _check(tcp["initial_window"] > 0, f"hosts.{i}.tcp.initial_window", "must be > 0")
@@ -480,6 +491,11 @@ def _validate(plan: Plan) -> None:
             )
     app = plan["app"]
     _check(app["kind"] in ("bulk", "file"), "app.kind", f"{app['kind']!r}; accepted: bulk, file")
+    _check(
+        not app.get("write_delay_ns"),
+        "app.write_delay_ns",
+        "the model backend has no model of an application that sleeps between writes",
+    )
     if app["kind"] == "file":
         _check(
             isinstance(app.get("bytes"), int) and app["bytes"] > 0,
@@ -676,6 +692,11 @@ def run(plan: Plan) -> dict[str, Any]:
             "completed": completed,
             "events": 0,
             "limited_by": limited_by,
+            "fairness": 1.0,
+            "cpu_utilisation": 0.0,
+            "goodput_per_cpu_bps": None,
+            "window_updates": None,
+            "ring_drops": 0,
             "model": model,
         },
         "flows": [
@@ -690,7 +711,21 @@ def run(plan: Plan) -> dict[str, Any]:
                 "srtt_s": rtt,
                 "min_rtt_s": rtt,
                 "final_cwnd_bytes": int(fluid.cwnd(elapsed)),
+                "window_updates": None,
+                "completed_s": elapsed if total is not None and completed else None,
             }
+        ],
+        # Hosts whose work costs nothing (the only kind accepted): no CPU time, no ring drops.
+        "hosts": [
+            {
+                "host": host["name"],
+                "cpu_utilisation": 0.0,
+                "goodput_per_cpu_bps": None,
+                "packets": None,
+                "calls": None,
+                "ring_drops": 0,
+            }
+            for host in (sender, receiver)
         ],
         "links": _link_rows(links, delivered_total, mss, header, b, elapsed),
         "series": series,

@@ -45,6 +45,8 @@ def render_report(result: RunResult) -> str:
         ),
         "<h2>Flows</h2>",
         html.frame_table(result.flows_frame()),
+        "<h2>Hosts</h2>",
+        html.frame_table(result.hosts_frame()),
         "<h2>Links</h2>",
         html.frame_table(result.links_frame()),
     ]
