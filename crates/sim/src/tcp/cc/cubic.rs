@@ -190,9 +190,13 @@ mod tests {
 
     #[test]
     fn timeout_restarts_with_k_zero() {
+        // The sender's order on a timeout: the reduction (which records W_max), then the
+        // timeout hook, which must leave the next stage with K = 0 (RFC 9438 §4.8).
         let mut c = Cubic::default();
         c.ssthresh_after_loss(&state(100, 1000, 0));
-        c.on_timeout(&state(1, 50, 0));
+        let at_timeout = state(80, 1000, 0);
+        c.ssthresh_after_loss(&at_timeout);
+        c.on_timeout(&at_timeout);
         let (_, k) = c.start_epoch(&state(50, 50, 0));
         assert_eq!(k, 0.0);
         assert_eq!(c.w_max, Some(50.0));

@@ -554,18 +554,21 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
+        // The reduction first, then the timeout hook: CUBIC's §4.8 restart (K = 0) must
+        // undo the W_max that the reduction records, not be undone by it.
         let state = self.cc_state(now);
+        self.ssthresh = self.cc.ssthresh_after_loss(&state);
         self.cc.on_timeout(&state);
         self.in_recovery = false;
         // RFC 6582 §3.2 step 1 heuristics: no fast retransmit for data sent before the timeout.
         self.go_back_n(now, out);
     }
 
-    /// Loss response shared by the timeout and Tahoe's fast retransmit (RFC 5681 §3.1):
-    /// ssthresh from the algorithm, a loss window of one segment, and every outstanding
-    /// segment resent as the window reopens, none of them giving an RTT sample (Karn).
+    /// Loss response shared by the timeout and Tahoe's fast retransmit (RFC 5681 §3.1),
+    /// once the caller has set ssthresh: a loss window of one segment, and every
+    /// outstanding segment resent as the window reopens, none of them giving an RTT sample
+    /// (Karn).
     fn go_back_n(&mut self, now: Nanos, out: &mut Vec<Segment>) {
-        self.ssthresh = self.cc.ssthresh_after_loss(&self.cc_state(now));
         self.cwnd = self.mss;
         self.dupacks = 0;
         self.recover = Some(self.snd_max);

@@ -27,6 +27,7 @@ impl Sender {
         }
         self.stats.fast_retransmits += 1;
         if self.recovery == Recovery::Tahoe {
+            self.ssthresh = self.cc.ssthresh_after_loss(&self.cc_state(now));
             self.go_back_n(now, out);
             return;
         }
