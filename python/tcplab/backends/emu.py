@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
 from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork, HostSetup, require_root
 
 NS_PER_S = 1_000_000_000
@@ -79,7 +80,6 @@ MIN_MTU = 1500
 READ_SIZE = 128 * 1024
 # Beyond the test's own duration: setup, handshake, the report's way back.
 SLACK_S = 60.0
-SSTHRESH_INFINITE_BYTES = 2**32 - 1
 IPERF3_MISSING = "iperf3 is not installed (apt-get install iperf3; scripts/setup does it as root)"
 LISTEN_POLL_S = 0.05
 PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
@@ -629,18 +629,7 @@ def _series(
 
 
 def _trace(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "flow",
-            "t_s",
-            "cwnd_bytes",
-            "ssthresh_bytes",
-            "srtt_s",
-            "flight_bytes",
-            "rwnd_bytes",
-        )
-    }
+    out = empty_trace()
     for row in rows:
         out["flow"].append(0)
         out["t_s"].append(row["t_s"])

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
+
 # IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost.
 TCP_IP_HEADER_BYTES = 40
 # RFC 7323 §3: the timestamps option, padded with two NOPs.
@@ -24,8 +26,6 @@ TIMESTAMP_OPTION_BYTES = 12
 # A pure ACK is a header-only segment.
 # Largest window a 16-bit window field can offer without window scaling (RFC 7323 §2).
 MAX_UNSCALED_WINDOW_BYTES = 65535
-# The result contract caps a still-"infinite" ssthresh at 2^32 - 1.
-SSTHRESH_INFINITE_BYTES = 2**32 - 1
 NS_PER_S = 1_000_000_000
 
 # Congestion controls with a closed-form loss response here: Reno's (PFTK, Mathis), and
@@ -798,18 +798,7 @@ def _trace(
 ) -> dict:
     """Sender state every trace interval up to the end, from the fluid evolution."""
     rwnd = rtcp["rcvbuf"] if scaling else min(rtcp["rcvbuf"], MAX_UNSCALED_WINDOW_BYTES)
-    out: dict[str, list] = {
-        k: []
-        for k in (
-            "flow",
-            "t_s",
-            "cwnd_bytes",
-            "ssthresh_bytes",
-            "srtt_s",
-            "flight_bytes",
-            "rwnd_bytes",
-        )
-    }
+    out = empty_trace()
     i = 1
     while i * trace_interval_ns <= elapsed_s * NS_PER_S:
         t = i * trace_interval_ns / NS_PER_S
