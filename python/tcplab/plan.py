@@ -9,13 +9,14 @@ else.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from tcplab import ber_curves
 from tcplab.errors import SpecError
-from tcplab.links import FRAMING
+from tcplab.links import FRAMING, LLC_SNAP_BYTES
 from tcplab.spec import ERROR_MODEL_FIELDS, App, Host, Link, Queue, Spec, Tcp, Trace
+from tcplab.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
 
@@ -52,8 +53,12 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
     }
 
 
+def _queue_limit(limit: QueueLimit) -> dict[str, int]:
+    return {limit.unit: limit.value}
+
+
 def _queue(queue: Queue) -> dict[str, int]:
-    return {queue.limit.unit: queue.limit.value}
+    return _queue_limit(queue.limit)
 
 
 def _error(link: Link, index: int, prefix: str) -> dict[str, Any]:
@@ -115,8 +120,26 @@ def _app(app: App) -> dict[str, Any]:
     return plan
 
 
+def _wlan(link: Link) -> dict[str, Any]:
+    wlan = link.wlan_settings()
+    plan: dict[str, Any] = {
+        "ap_end": 0 if wlan.ap == "first" else 1,
+        "ack_rate_bps": wlan.ack_rate,
+        "preamble": wlan.preamble,
+        "retry_limit": wlan.retry_limit,
+        "ap_queue": _queue_limit(wlan.ap_queue),
+    }
+    if wlan.medium is not None:
+        plan["medium"] = wlan.medium
+    return plan
+
+
 def _link(link: Link, index: int) -> dict[str, Any]:
     framing = FRAMING[link.kind]
+    if link.kind == "wlan":
+        framing = replace(
+            framing, overhead_bytes=link.wlan_settings().mac_overhead + LLC_SNAP_BYTES
+        )
     forward = {
         "rate_bps": link.rate,
         "delay_ns": link.delay,
@@ -131,7 +154,9 @@ def _link(link: Link, index: int) -> dict[str, Any]:
         "error": _error(link, index, "reverse_"),
         "framing": asdict(framing),
     }
-    return {"forward": forward, "reverse": reverse}
+    if link.kind != "wlan":
+        return {"forward": forward, "reverse": reverse}
+    return {"forward": forward, "reverse": reverse, "wlan": _wlan(link)}
 
 
 def _capture(path: str) -> dict[str, Any]:

@@ -39,7 +39,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 from tcplab.errors import SpecError
-from tcplab.links import LinkKind
+from tcplab.links import WLAN_BASIC_RATES_BPS, WLAN_MAC_OVERHEAD, WLAN_RATES_BPS, LinkKind
 
 __all__ = [
     "App",
@@ -55,6 +55,7 @@ __all__ = [
     "Sweep",
     "Tcp",
     "Trace",
+    "Wlan",
     "canonical_dict",
     "json_schema",
     "load_spec",
@@ -217,6 +218,54 @@ class GilbertElliott(_Model):
     loss_bad: Probability = Field(1.0, description="loss probability in the bad state")
 
 
+def _mbps(rates: tuple[int, ...]) -> str:
+    return ", ".join(units.format_rate(r) for r in rates)
+
+
+class Wlan(_Model):
+    """802.11b settings of a wlan link (docs/models/wlan.md). The link joins an access point
+    to one station; links on one medium share its channel."""
+
+    ap: Literal["first", "second"] = Field(
+        "first",
+        description="which node is the access point: first (between[0], or in a path the"
+        " end nearer the sender) or second",
+    )
+    medium: Name | None = Field(
+        None,
+        description="links naming the same medium share one channel; default: one medium"
+        " per access point",
+    )
+    ack_rate: Rate = Field(
+        "2Mbps", validate_default=True, description="link-layer ACK rate: 1Mbps or 2Mbps"
+    )
+    preamble: Literal["long", "short"] = Field(
+        "long", description="PLCP preamble: long (192 µs) or short (96 µs)"
+    )
+    mac_overhead: int = Field(
+        WLAN_MAC_OVERHEAD,
+        ge=WLAN_MAC_OVERHEAD,
+        le=64,
+        description="MAC header + FCS bytes: 28 with three addresses, 34 with four",
+    )
+    retry_limit: int = Field(
+        7, ge=1, le=255, description="attempts per frame before it is discarded"
+    )
+    ap_queue: QueueLimit = Field(
+        "50p", validate_default=True, description="the AP's one transmit queue, all stations"
+    )
+
+    @field_validator("ack_rate")
+    @classmethod
+    def _basic_rate(cls, rate: int) -> int:
+        if rate not in WLAN_BASIC_RATES_BPS:
+            raise ValueError(
+                f"{units.format_rate(rate)} is not a basic rate; accepted: "
+                f"{_mbps(WLAN_BASIC_RATES_BPS)}"
+            )
+        return rate
+
+
 class Link(_Model):
     """One hop of the path; forward is the direction from the sender towards the receiver.
     With [[flows]], `between` names its two nodes and forward leaves the first."""
@@ -224,7 +273,9 @@ class Link(_Model):
     between: Annotated[list[Name], Field(min_length=2, max_length=2)] | None = Field(
         None, description="with [[flows]]: the two hosts or routers it joins"
     )
-    kind: LinkKind = Field("p2p", description="framing: p2p (PPP) or ethernet")
+    kind: LinkKind = Field(
+        "p2p", description="p2p (PPP), ethernet, or wlan (an 802.11b shared medium)"
+    )
     rate: Rate
     delay: Duration = Field(description="one-way propagation delay")
     queue: Queue = Field(default_factory=Queue)
@@ -242,6 +293,7 @@ class Link(_Model):
     reverse_gilbert_elliott: GilbertElliott | None = None
     reverse_ber_curve: BerCurve | None = None
     reverse_ebno_db: float | None = Field(None, validate_default=True)
+    wlan: Wlan | None = Field(None, description='with kind = "wlan": its 802.11b settings')
 
     @field_validator("ebno_db", "reverse_ebno_db")
     @classmethod
@@ -258,6 +310,36 @@ class Link(_Model):
             raise ValueError(f"needs {curve_field} (one of {', '.join(get_args(BerCurve))})")
         ber_curves.ber_from_ebno(curve, ebno_db)
         return ebno_db
+
+    @field_validator("rate", "reverse_rate")
+    @classmethod
+    def _wlan_rate(cls, rate: int | None, info: ValidationInfo) -> int | None:
+        if info.data.get("kind") == "wlan" and rate is not None and rate not in WLAN_RATES_BPS:
+            raise ValueError(
+                f"{units.format_rate(rate)} is not an 802.11b data rate; accepted:"
+                f" {_mbps(WLAN_RATES_BPS)}"
+            )
+        return rate
+
+    @field_validator("reverse_queue")
+    @classmethod
+    def _one_station_queue(cls, queue: Queue | None, info: ValidationInfo) -> Queue | None:
+        if info.data.get("kind") == "wlan" and queue is not None:
+            raise ValueError(
+                "a wlan link's `queue` is its station's; the access point's is wlan.ap_queue"
+            )
+        return queue
+
+    @field_validator("wlan")
+    @classmethod
+    def _wlan_kind(cls, wlan: Wlan | None, info: ValidationInfo) -> Wlan | None:
+        if wlan is not None and info.data.get("kind") != "wlan":
+            raise ValueError('only for kind = "wlan"')
+        return wlan
+
+    def wlan_settings(self) -> Wlan:
+        """A wlan link's 802.11b settings (the defaults where it gives none)."""
+        return self.wlan or Wlan()
 
     @model_validator(mode="after")
     def _one_error_model_per_direction(self) -> Link:
@@ -571,7 +653,7 @@ class Spec(_Model):
     @model_validator(mode="after")
     def _who_talks_to_whom(self) -> Spec:
         # Problems that involve several fields name their field in the message itself.
-        problems = _topology_problems(self)
+        problems = _topology_problems(self) + _wlan_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -637,6 +719,48 @@ def _topology_problems(spec: Spec) -> list[str]:
                 f"flows.{i}.after: must be the index of an earlier file or message flow"
             )
     return problems
+
+
+def _wlan_problems(spec: Spec) -> list[str]:
+    """Links on one medium share one access point and the medium's own settings, and join
+    it to different stations."""
+    problems = []
+    # Per medium: the first link on it, its AP node and its station node.
+    first: dict[tuple[str, str | int], tuple[int, str | int, str | int]] = {}
+    for i, link in enumerate(spec.links):
+        if link.kind != "wlan":
+            continue
+        wlan = link.wlan_settings()
+        # Nodes by name with [[flows]], else by position along the path.
+        ends: tuple[str | int, str | int] = (
+            (link.between[0], link.between[1]) if link.between else (i, i + 1)
+        )
+        ap, station = ends if wlan.ap == "first" else ends[::-1]
+        key = ("named", wlan.medium) if wlan.medium is not None else ("ap", ap)
+        if key not in first:
+            first[key] = (i, ap, station)
+            continue
+        j, other_ap, other_station = first[key]
+        other = spec.links[j].wlan_settings()
+        if other_ap != ap:
+            problems.append(
+                f"links.{i}.wlan.medium: medium {wlan.medium!r} already has the access point"
+                f" of links.{j}; a medium has one"
+            )
+        elif other_station == station:
+            problems.append(
+                f"links.{i}: the station is already associated with this access point by links.{j}"
+            )
+        for name in _MEDIUM_SETTINGS:
+            if getattr(wlan, name) != getattr(other, name):
+                problems.append(
+                    f"links.{i}.wlan.{name}: the medium's setting, which must equal that of"
+                    f" links.{j} on the same medium"
+                )
+    return problems
+
+
+_MEDIUM_SETTINGS = ("ack_rate", "preamble", "retry_limit", "ap_queue")
 
 
 def _message(error: ErrorDetails) -> str:

@@ -17,6 +17,7 @@ pub mod result;
 mod sim;
 pub mod tcp;
 pub mod topology;
+mod wlan;
 
 pub use error::PlanError;
 pub use plan::Plan;

@@ -8,8 +8,10 @@
 //! link's two nodes (hosts first, then routers) and lists the flows, each with its own app.
 
 mod flows;
+mod wlan;
 
 pub use flows::{FlowPlan, RouterPlan};
+pub use wlan::{Preamble, WlanPlan};
 
 use serde::Deserialize;
 
@@ -91,6 +93,9 @@ pub struct LinkPlan {
     pub nodes: Option<[usize; 2]>,
     pub forward: ChannelPlan,
     pub reverse: ChannelPlan,
+    /// An 802.11b link: both directions take turns on a shared medium (plan/wlan.rs).
+    #[serde(default)]
+    pub wlan: Option<WlanPlan>,
 }
 
 /// One direction of a full-duplex link.
@@ -354,7 +359,8 @@ impl Plan {
         if let Some(trace) = &self.trace {
             trace.validate(self.links.len(), self.duration_ns)?;
         }
-        self.validate_flows()
+        self.validate_flows()?;
+        self.validate_wlan()
     }
 }
 

@@ -88,4 +88,10 @@ pub struct LinkResult {
     pub drops_error: u64,
     pub max_queue_bytes: u64,
     pub utilisation: f64,
+    /// A wlan direction's attempts that failed and were tried again; absent on other links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u64>,
+    /// A wlan direction's attempts that overlapped another station's; absent on other links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collisions: Option<u64>,
 }

@@ -10,8 +10,10 @@ use crate::plan::Plan;
 use crate::result::RunResult;
 use crate::tcp::Segment;
 use crate::topology;
+use crate::wlan::Wlan;
 
 mod report;
+mod wlan;
 
 enum Event {
     /// A channel finished serializing its frame.
@@ -26,6 +28,8 @@ enum Event {
     CpuDone(usize),
     Start(usize),
     Sample,
+    /// The 802.11 medium has something due (sim/wlan.rs).
+    Wlan(usize),
 }
 
 /// A piece of work for a host's CPU.
@@ -55,6 +59,8 @@ pub struct Simulation {
     events: EventQueue<Event>,
     /// Link i's forward direction is channel 2i, its reverse 2i + 1.
     channels: Vec<Channel>,
+    /// The 802.11 media, which carry the wlan links' channels instead.
+    wlan: Wlan,
     /// Per host: its CPU, or None for a host whose work costs nothing.
     cpus: Vec<Option<Cpu<Job>>>,
     /// Hosts given work since their CPU last looked for more.
@@ -102,6 +108,7 @@ impl Simulation {
             now: 0,
             events: EventQueue::default(),
             channels,
+            wlan: Wlan::new(&plan),
             cpus: plan
                 .hosts
                 .iter()
@@ -188,6 +195,7 @@ impl Simulation {
                 self.done(job);
             }
             Event::Start(f) => self.start(f),
+            Event::Wlan(m) => self.wlan_due(m),
             Event::Sample => {
                 for (f, flow) in self.flows.iter().enumerate() {
                     self.trace.sample(f, self.now, flow.sender());
@@ -502,6 +510,9 @@ impl Simulation {
 
     fn offer(&mut self, packet: Packet) {
         let ch = self.flows[packet.flow].routes[packet.route][packet.hop];
+        if self.wlan.carries(ch) {
+            return self.wlan_offer(ch, packet);
+        }
         if let Some(done) = self.channels[ch].offer(self.now, packet) {
             self.tap(ch);
             self.events.schedule(done, Event::TxDone(ch));
@@ -509,32 +520,9 @@ impl Simulation {
     }
 
     /// A frame has just started onto the wire of channel `ch`: show it to the captures.
-    /// A piggybacked acknowledgement is part of the data segment's header on the wire.
     fn tap(&mut self, ch: usize) {
         if let Some(packet) = self.channels[ch].in_service() {
-            let (link, forward) = (ch / 2, ch.is_multiple_of(2));
-            let from_client = packet.route == 0;
-            match &packet.piggyback {
-                None => self
-                    .taps
-                    .on_wire(self.now, link, forward, packet, from_client),
-                Some(ack) => {
-                    let wire = Packet {
-                        segment: Segment {
-                            ack: ack.ack,
-                            has_ack: true,
-                            window: ack.window,
-                            sack: ack.sack,
-                            sack_len: ack.sack_len,
-                            ..packet.segment
-                        },
-                        piggyback: None,
-                        ..*packet
-                    };
-                    self.taps
-                        .on_wire(self.now, link, forward, &wire, from_client);
-                }
-            }
+            show_on_wire(&mut self.taps, self.now, ch, packet);
         }
     }
 
@@ -552,5 +540,30 @@ impl Simulation {
 
     fn seconds(t: Nanos) -> f64 {
         t as f64 / NS_PER_S as f64
+    }
+}
+
+/// Shows a frame that starts onto channel `ch` at `now` to the captures. A piggybacked
+/// acknowledgement is part of the data segment's header on the wire.
+fn show_on_wire(taps: &mut Taps, now: Nanos, ch: usize, packet: &Packet) {
+    let (link, forward) = (ch / 2, ch.is_multiple_of(2));
+    let from_client = packet.route == 0;
+    match &packet.piggyback {
+        None => taps.on_wire(now, link, forward, packet, from_client),
+        Some(ack) => {
+            let wire = Packet {
+                segment: Segment {
+                    ack: ack.ack,
+                    has_ack: true,
+                    window: ack.window,
+                    sack: ack.sack,
+                    sack_len: ack.sack_len,
+                    ..packet.segment
+                },
+                piggyback: None,
+                ..*packet
+            };
+            taps.on_wire(now, link, forward, &wire, from_client);
+        }
     }
 }

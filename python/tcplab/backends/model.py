@@ -100,19 +100,15 @@ def effective_rtt_s(
 ) -> float:
     """Store-and-forward round trip of one full segment and its ACK, no queueing.
 
-    Sum over links of (forward delay + serialization of an MSS+40 packet at the forward
-    rate) plus sum of (reverse delay + serialization of a 40-byte ACK at the reverse
-    rate): every router receives a whole packet before forwarding it.
+    Sum over links of (forward delay + time to send an MSS+40 packet forward) plus sum of
+    (reverse delay + time to send a 40-byte ACK back): every router receives a whole packet
+    before forwarding it. Sending takes the serialization at the direction's rate, or on a
+    wlan link a whole DCF exchange (:func:`wlan_exchange_s`).
     """
     total = 0.0
     for link in links:
-        fwd, rev = link["forward"], link["reverse"]
-        total += fwd["delay_ns"] / NS_PER_S + serialization_s(
-            direction_wire_bytes(fwd, mss + header), fwd["rate_bps"]
-        )
-        total += rev["delay_ns"] / NS_PER_S + serialization_s(
-            direction_wire_bytes(rev, header), rev["rate_bps"]
-        )
+        total += link["forward"]["delay_ns"] / NS_PER_S + send_s(link, "forward", mss + header)
+        total += link["reverse"]["delay_ns"] / NS_PER_S + send_s(link, "reverse", header)
     return total
 
 
@@ -120,11 +116,77 @@ def header_rtt_s(links: Sequence[Mapping[str, Any]]) -> float:
     """Round trip of header-only segments both ways (SYN -> SYN-ACK), no queueing."""
     total = 0.0
     for link in links:
-        for d in (link["forward"], link["reverse"]):
-            total += d["delay_ns"] / NS_PER_S + serialization_s(
-                direction_wire_bytes(d, TCP_IP_HEADER_BYTES), d["rate_bps"]
-            )
+        for name in ("forward", "reverse"):
+            total += link[name]["delay_ns"] / NS_PER_S + send_s(link, name, TCP_IP_HEADER_BYTES)
     return total
+
+
+def send_s(link: Mapping[str, Any], name: str, ip_bytes: int) -> float:
+    """Time one packet of ``ip_bytes`` takes to cross direction ``name`` of ``link``."""
+    d = link[name]
+    wire = direction_wire_bytes(d, ip_bytes)
+    if "wlan" in link:
+        return wlan_exchange_s(wire, d["rate_bps"], link["wlan"])
+    return serialization_s(wire, d["rate_bps"])
+
+
+# --------------------------------------------------------------------------------------
+# 802.11b DCF airtime (docs/models/wlan.md; IEEE 802.11-1999 §9.2, 802.11b §18)
+# --------------------------------------------------------------------------------------
+
+WLAN_SLOT_S = 20e-6
+WLAN_SIFS_S = 10e-6
+WLAN_DIFS_S = WLAN_SIFS_S + 2 * WLAN_SLOT_S
+WLAN_CW_MIN = 31
+WLAN_ACK_BYTES = 14
+WLAN_PLCP_S = {"long": 192e-6, "short": 96e-6}
+
+
+def wlan_frame_s(mpdu_bytes: int, rate_bps: float, preamble: str) -> float:
+    """Airtime of one 802.11b frame: the PLCP preamble and header, then the MPDU's bits."""
+    return WLAN_PLCP_S[preamble] + 8.0 * mpdu_bytes / rate_bps
+
+
+def wlan_exchange_s(
+    mpdu_bytes: int,
+    rate_bps: float,
+    wlan: Mapping[str, Any],
+    backoff_slots: float = WLAN_CW_MIN / 2,
+) -> float:
+    """Medium time of one frame sent by a lone station, with no collision or error:
+    DIFS + mean backoff (CWmin/2 slots) + the frame + SIFS + the link-layer ACK, which goes
+    at the ACK rate but never faster than the frame it answers."""
+    ack_rate = min(wlan["ack_rate_bps"], rate_bps)
+    return (
+        WLAN_DIFS_S
+        + backoff_slots * WLAN_SLOT_S
+        + wlan_frame_s(mpdu_bytes, rate_bps, wlan["preamble"])
+        + WLAN_SIFS_S
+        + wlan_frame_s(WLAN_ACK_BYTES, ack_rate, wlan["preamble"])
+    )
+
+
+def wlan_goodput_bps(
+    link: Mapping[str, Any],
+    mss: int,
+    b: int,
+    header: int = TCP_IP_HEADER_BYTES,
+    ack_backoff_slots: float = WLAN_CW_MIN / 2,
+) -> float:
+    """One TCP flow's goodput over a wlan link whose data and ACKs share the medium.
+
+    Every b segments of MSS cost b data exchanges forward and one TCP ACK exchange back,
+    one after another: b·MSS·8 / (b·T(data) + T(ACK)). With the ACK's backoff at its mean
+    this is the saturation bound of a lone sender; with ``ack_backoff_slots = 0`` the ACK's
+    backoff is taken as spent inside the data sender's, which bounds it from above.
+    """
+    fwd, rev = link["forward"], link["reverse"]
+    wlan = link["wlan"]
+    data = wlan_exchange_s(direction_wire_bytes(fwd, mss + header), fwd["rate_bps"], wlan)
+    ack = wlan_exchange_s(
+        direction_wire_bytes(rev, header), rev["rate_bps"], wlan, ack_backoff_slots
+    )
+    return b * mss * 8.0 / (b * data + ack)
 
 
 # --------------------------------------------------------------------------------------
@@ -542,10 +604,23 @@ def run(plan: Plan) -> dict[str, Any]:
     # --- path ---
     rtt = effective_rtt_s(links, mss, header)
     handshake = header_rtt_s(links)
-    per_link_goodput = [link_goodput_bps(d, mss, header) for d in forward]
+    # A wlan link's data and ACKs share its medium: its bound counts both.
+    per_link_goodput = [
+        wlan_goodput_bps(link, mss, b, header)
+        if "wlan" in link
+        else link_goodput_bps(link["forward"], mss, header)
+        for link in links
+    ]
     link_bound = min(per_link_goodput)
     bottleneck = per_link_goodput.index(link_bound)
-    ack_bound = min(ack_path_goodput_bps(d, mss, b, header) for d in reverse)
+    ack_bound = min(
+        (
+            ack_path_goodput_bps(link["reverse"], mss, b, header)
+            for link in links
+            if "wlan" not in link
+        ),
+        default=math.inf,
+    )
     path_bound = min(link_bound, ack_bound)
 
     # --- window ---
@@ -754,8 +829,7 @@ def _link_rows(
             ("forward", segments, mss + header),
             ("reverse", math.ceil(segments / b), header),
         ):
-            d = link[name]
-            busy = serialization_s(count * direction_wire_bytes(d, ip), d["rate_bps"])
+            busy = count * send_s(link, name, ip)
             rows.append(
                 {
                     "link": i,

@@ -15,4 +15,4 @@ pub use error_model::ErrorProcess;
 pub use framing::Framing;
 pub use packet::Packet;
 pub use pcap::{Datagram, Endpoint, PcapFile, INITIAL_TTL};
-pub use queue::DropTail;
+pub use queue::{DropTail, Queued};

@@ -3,15 +3,26 @@ use std::collections::VecDeque;
 use super::Packet;
 use crate::plan::QueuePlan;
 
+/// What a queue holds: an IP datagram, or one wrapped with where it goes next.
+pub trait Queued {
+    fn ip_bytes(&self) -> u64;
+}
+
+impl Queued for Packet {
+    fn ip_bytes(&self) -> u64 {
+        Packet::ip_bytes(self)
+    }
+}
+
 /// A drop-tail FIFO limited in packets or in IP bytes. The packet being serialized has
 /// already left it, as in a Linux qdisc or an ns-3 device queue.
-pub struct DropTail {
+pub struct DropTail<T = Packet> {
     limit: QueuePlan,
-    packets: VecDeque<Packet>,
+    packets: VecDeque<T>,
     bytes: u64,
 }
 
-impl DropTail {
+impl<T: Queued> DropTail<T> {
     pub fn new(limit: QueuePlan) -> Self {
         Self {
             limit,
@@ -21,7 +32,7 @@ impl DropTail {
     }
 
     /// Appends the packet; returns false (and drops it) when it does not fit.
-    pub fn push(&mut self, packet: Packet) -> bool {
+    pub fn push(&mut self, packet: T) -> bool {
         let size = packet.ip_bytes();
         let fits = match self.limit {
             QueuePlan::Packets(n) => (self.packets.len() as u64) < n,
@@ -34,7 +45,7 @@ impl DropTail {
         fits
     }
 
-    pub fn pop(&mut self) -> Option<Packet> {
+    pub fn pop(&mut self) -> Option<T> {
         let packet = self.packets.pop_front()?;
         self.bytes -= packet.ip_bytes();
         Some(packet)
@@ -42,6 +53,10 @@ impl DropTail {
 
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
     }
 }
 

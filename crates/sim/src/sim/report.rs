@@ -93,19 +93,26 @@ impl Simulation {
             .channels
             .iter()
             .enumerate()
-            .map(|(i, ch)| LinkResult {
-                link: i / 2,
-                direction: if i % 2 == 0 { "forward" } else { "reverse" },
-                packets: ch.stats.packets,
-                bytes: ch.stats.wire_bytes,
-                drops_queue: ch.stats.drops_queue,
-                drops_error: ch.stats.drops_error,
-                max_queue_bytes: ch.stats.max_queue_bytes,
-                utilisation: if stop > 0 {
-                    ch.stats.busy_ns.min(stop) as f64 / stop as f64
-                } else {
-                    0.0
-                },
+            .map(|(i, ch)| {
+                // A wlan direction's frames went over its medium, not the channel.
+                let wlan = self.wlan.stats(i);
+                let stats = wlan.map_or(ch.stats, |w| w.channel);
+                LinkResult {
+                    link: i / 2,
+                    direction: if i % 2 == 0 { "forward" } else { "reverse" },
+                    packets: stats.packets,
+                    bytes: stats.wire_bytes,
+                    drops_queue: stats.drops_queue,
+                    drops_error: stats.drops_error,
+                    max_queue_bytes: stats.max_queue_bytes,
+                    utilisation: if stop > 0 {
+                        stats.busy_ns.min(stop) as f64 / stop as f64
+                    } else {
+                        0.0
+                    },
+                    retries: wlan.map(|w| w.retries),
+                    collisions: wlan.map(|w| w.collisions),
+                }
             })
             .collect();
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
