@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import tcplab
+from tcplab.backends import emu
 from tcplab.backends.model import wlan_goodput_bps
 from tcplab.plan import resolve
 from tcplab.spec import SpecError, validate_spec
@@ -147,3 +148,8 @@ def test_links_on_one_medium_agree_on_its_settings() -> None:
     # On media of their own (two radios in one AP), they need not.
     scenario["links"][1]["wlan"]["medium"] = "second-radio"
     validate_spec(scenario)
+
+
+def test_the_emu_backend_refuses_the_medium_by_name() -> None:
+    with pytest.raises(ValueError, match=r"links\.0\.wlan: the 802\.11b medium is the simulator"):
+        emu.validate(resolve(validate_spec(one_station(True))))

@@ -124,6 +124,13 @@ def validate(plan: Mapping[str, Any]) -> None:
     )
     for name in sorted(set(plan) - HANDLED_PLAN_FIELDS):
         _check(False, name, "the emu backend does not know this plan field")
+    for i, link in enumerate(plan["links"]):
+        _check(
+            "wlan" not in link,
+            f"links.{i}.wlan",
+            "the 802.11b medium is the simulator's; the emu link emulator has no DCF "
+            "(run a wlan link on the sim backend)",
+        )
     for i, host in enumerate(plan["hosts"]):
         _check(
             "cpu" not in host,
