@@ -153,3 +153,18 @@ def test_links_on_one_medium_agree_on_its_settings() -> None:
 def test_the_emu_backend_refuses_the_medium_by_name() -> None:
     with pytest.raises(ValueError, match=r"links\.0\.wlan: the 802\.11b medium is the simulator"):
         emu.validate(resolve(validate_spec(one_station(True))))
+
+
+def test_a_capture_of_a_wlan_link_shows_each_packet_once() -> None:
+    scenario = one_station(True)
+    scenario.update(duration="1s", trace={"pcap": ["links.0"]})
+    result = tcplab.run(scenario)
+    pcap = result.captures["links.0"]
+    # 24-byte file header, then a 16-byte record header and the packet per packet.
+    records, offset = 0, 24
+    while offset < len(pcap):
+        offset += 16 + int.from_bytes(pcap[offset + 8 : offset + 12], "little")
+        records += 1
+    data, acks = result.links
+    delivered = data["packets"] - data["retries"] + acks["packets"] - acks["retries"]
+    assert records == delivered
