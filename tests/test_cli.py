@@ -45,7 +45,10 @@ def test_json_output_is_exactly_one_object_of_the_contract(tmp_path: Path) -> No
     result = runner.invoke(app, ["run", str(scenario(tmp_path, GOOD)), "--json", "--no-save"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"summary", "flows", "hosts", "links", "series", "trace", "meta"}
+    assert set(data) == {
+        *("summary", "flows", "hosts", "links", "media", "series", "trace", "messages"),
+        "meta",
+    }
     assert {"goodput_bps", "elapsed_s", "bytes_delivered", "retransmits", "timeouts",
             "limited_by"} <= set(data["summary"])  # fmt: skip
     assert data["meta"]["name"] == "cli-test"

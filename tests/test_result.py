@@ -85,7 +85,10 @@ def test_to_json_is_deterministic_sorted_and_carries_runs_by_summary() -> None:
     assert text == RunResult.combine(runs, {**META, "repetitions": 2}).to_json()
     data = json.loads(text)
     assert list(data) == sorted(data)
-    assert set(data) == {"summary", "flows", "hosts", "links", "series", "trace", "meta", "runs"}
+    assert set(data) == {
+        *("summary", "flows", "hosts", "links", "media", "series", "trace", "messages"),
+        *("meta", "runs"),
+    }
     assert data["runs"] == [{"meta": run.meta, "summary": run.summary} for run in runs]
     assert "runs" not in json.loads(runs[0].to_json())
 

@@ -34,8 +34,9 @@ def test_each_run_is_a_complete_folder_of_the_documented_layout(store: Store) ->
     assert len(runs) == 8
     for run in runs:
         assert sorted(f.name for f in run.iterdir()) == [
-            "flows.parquet", "hosts.parquet", "links.parquet", "meta.json", "series.parquet",
-            "summary.parquet", "trace.parquet",
+            "flows.parquet", "hosts.parquet", "links.parquet", "media.parquet",
+            "messages.parquet", "meta.json", "series.parquet", "summary.parquet",
+            "trace.parquet",
         ]  # fmt: skip
         meta = json.loads((run / "meta.json").read_text())
         assert set(meta) == {"run_id", "point_id", "params", "repetition", "seed", "spec_hash",
@@ -152,7 +153,7 @@ def test_a_stored_run_clears_its_failure_and_replaces_an_older_copy(tmp_path: Pa
     assert list(store.failures()["run_id"]) == ["r-1"]
     parts = {
         part: getattr(result, part)
-        for part in ("summary", "flows", "hosts", "links", "series", "trace")
+        for part in ("summary", "flows", "hosts", "links", "media", "series", "trace", "messages")
     }
     first = store.write_run(meta, parts)
     store.write_run({**meta, "seed": 2}, parts)

@@ -70,7 +70,9 @@ def run(scenario: Scenario, backend: str | None = None, seed: int | None = None)
                 f"the {spec.backend} backend cannot run this scenario: {error}"
             ) from None
         runs.append(
-            RunResult.from_backend(raw, {**meta, "seed": run_seed, "repetition": repetition})
+            RunResult.from_backend(
+                raw, {**meta, "seed": run_seed, "repetition": repetition}, spec.app
+            )
         )
     if len(runs) == 1:
         return runs[0]

@@ -446,6 +446,14 @@ def _print_result(result: RunResult, model: Mapping[str, Any] | str | None) -> N
     console.print(table)
     if isinstance(model, str):
         console.print(f"model: {model}")
+    if result.media:
+        header, lines = display.media_table(result.media)
+        media = Table(title="media streams")
+        for index, column in enumerate(header):
+            media.add_column(column, justify="right" if index else "left")
+        for line in lines:
+            media.add_row(*line)
+        console.print(media)
     console.print(_series_table(result))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 MISSING = "—"
@@ -104,3 +104,50 @@ SUMMARY_ROWS: tuple[tuple[str, str, Formatter], ...] = (
     ("window offered (TCP_INFO)", "emu.peer_window_bytes", byte_count),
     ("emulator lateness p99", "emu.timing_error_us.p99_us", microseconds),
 )
+
+
+def _ms(value: float | None) -> str:
+    return MISSING if value is None else f"{1000 * value:.1f} ms"
+
+
+def _verdict(row: Mapping[str, Any], name: str, statistic: str, limit: str) -> str:
+    measured, bound = row.get(statistic), row[limit]
+    if limit.endswith("_s"):
+        shown = f"{_ms(measured)}, limit {_ms(bound)}"
+    else:
+        shown = f"{MISSING if measured is None else f'{measured:.2g}'}, limit {bound:.2g}"
+    return f"{'pass' if row[f'{name}_ok'] else 'FAIL'} ({shown})"
+
+
+# One line per statistic of a media stream: (label, how it is read from the stream's row).
+MEDIA_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("transport", lambda r: f"{r['transport']} ({r['kind']})"),
+    ("messages sent", lambda r: f"{r['messages_sent']:,}"),
+    ("received", lambda r: f"{r['messages_received']:,}"),
+    ("lost (later than T_max)", lambda r: f"{r['messages_lost']:,}"),
+    ("loss ratio", lambda r: MISSING if r["loss_ratio"] is None else f"{r['loss_ratio']:.3g}"),
+    ("one-way delay mean", lambda r: _ms(r["delay_mean_s"])),
+    ("p95", lambda r: _ms(r["delay_p95_s"])),
+    ("p99", lambda r: _ms(r["delay_p99_s"])),
+    ("max", lambda r: _ms(r["delay_max_s"])),
+    ("IPDV (p99.9 − min)", lambda r: _ms(r["ipdv_s"])),
+    ("inter-arrival mean", lambda r: _ms(r["interarrival_mean_s"])),
+    ("inter-arrival std", lambda r: _ms(r["interarrival_std_s"])),
+    ("delay objective", lambda r: _verdict(r, "delay", "delay_mean_s", "delay_limit_s")),
+    (
+        "delay variation objective",
+        lambda r: _verdict(r, "delay_variation", "ipdv_s", "delay_variation_limit_s"),
+    ),
+    ("loss objective", lambda r: _verdict(r, "loss_ratio", "loss_ratio", "loss_ratio_limit")),
+    ("all objectives met", lambda r: flag(r["passed"])),
+)
+
+
+def media_table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The media streams as a table with a column per stream (of each repetition) and a
+    line per MEDIA_LINES entry: (header, lines)."""
+    header = [""] + [
+        row["stream"] + (f" (rep {row['repetition']})" if "repetition" in row else "")
+        for row in rows
+    ]
+    return header, [[label, *(show(row) for row in rows)] for label, show in MEDIA_LINES]

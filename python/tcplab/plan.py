@@ -15,7 +15,7 @@ from typing import Any
 from tcplab import ber_curves
 from tcplab.errors import SpecError
 from tcplab.links import FRAMING, LLC_SNAP_BYTES
-from tcplab.spec import ERROR_MODEL_FIELDS, App, Host, Link, Queue, Spec, Tcp, Trace
+from tcplab.spec import ERROR_MODEL_FIELDS, App, Host, Link, Queue, Spec, Stream, Tcp, Trace
 from tcplab.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
@@ -109,6 +109,8 @@ def _app(app: App) -> dict[str, Any]:
         plan["read_size"] = app.read_size
     if app.direction is not None:
         plan["direction"] = app.direction
+    if app.streams is not None:
+        plan["streams"] = [_stream(stream) for stream in app.streams]
     if app.kind == "rr":
         # netperf TCP_RR's default: one byte each way (-r 1,1).
         plan["request_size"] = app.request_size or 1
@@ -131,6 +133,23 @@ def _wlan(link: Link) -> dict[str, Any]:
     }
     if wlan.medium is not None:
         plan["medium"] = wlan.medium
+    return plan
+
+
+def _stream(stream: Stream) -> dict[str, Any]:
+    # The kind label and the objectives stay in the scenario: tcplab.media reads them when
+    # it judges the stream, the backends never need them.
+    plan: dict[str, Any] = {
+        "name": stream.name,
+        "transport": stream.transport,
+        "interval_ns": stream.interval_ns(),
+        "message_size": stream.message_bytes(),
+        "direction": stream.direction,
+    }
+    if stream.max_message_size is not None:
+        plan["max_message_size"] = stream.max_message_size
+    if stream.start:
+        plan["start_ns"] = stream.start
     return plan
 
 

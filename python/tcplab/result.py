@@ -7,14 +7,18 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from tcplab import media
 from tcplab.errors import BackendError
 from tcplab.stats import mean_std_ci95
 
-RESULT_PARTS = ("summary", "flows", "hosts", "links", "series", "trace")
+if TYPE_CHECKING:
+    from tcplab.spec import App
+
+RESULT_PARTS = ("summary", "flows", "hosts", "links", "media", "series", "trace", "messages")
 RESULT_FILE = "result.json"
 
 
@@ -36,15 +40,24 @@ class RunResult:
     flows: list[dict[str, Any]]
     hosts: list[dict[str, Any]]
     links: list[dict[str, Any]]
+    # Media streams: statistics and verdicts per stream, and every message (tcplab.media).
+    media: list[dict[str, Any]]
     series: dict[str, list[Any]]
     trace: dict[str, list[Any]]
+    messages: dict[str, list[Any]]
     meta: dict[str, Any]
     runs: list[RunResult] = field(default_factory=list)
     captures: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_backend(cls, raw: Mapping[str, Any], meta: dict[str, Any]) -> RunResult:
-        """Wrap a backend's result dict, checking that it has every part of the contract."""
+    def from_backend(
+        cls, raw: Mapping[str, Any], meta: dict[str, Any], app: App | None = None
+    ) -> RunResult:
+        """Wrap a backend's result dict, checking that it has every part of the contract.
+
+        The media streams' message records become the `media` and `messages` parts, judged
+        against the objectives of `app` (the scenario's [app]; None: the defaults)."""
+        raw = media.finish(raw, app)
         missing = [part for part in RESULT_PARTS if part not in raw]
         if missing:
             raise BackendError(
@@ -64,8 +77,10 @@ class RunResult:
             flows=_stack_rows([run.flows for run in runs]),
             hosts=_stack_rows([run.hosts for run in runs]),
             links=_stack_rows([run.links for run in runs]),
+            media=_stack_rows([run.media for run in runs]),
             series=_stack_columns([run.series for run in runs]),
             trace=_stack_columns([run.trace for run in runs]),
+            messages=_stack_columns([run.messages for run in runs]),
             meta=meta,
             runs=list(runs),
             captures={
@@ -129,6 +144,23 @@ class RunResult:
     def links_frame(self) -> pd.DataFrame:
         """One row per link direction."""
         return pd.DataFrame(self.links)
+
+    def media_frame(self) -> pd.DataFrame:
+        """One row per media stream: message counts, loss ratio, one-way delay (mean, p50,
+        p95, p99, max), IPDV, inter-arrival mean and std, and each objective's limit and
+        whether it was met."""
+        return pd.DataFrame(self.media)
+
+    def verdicts_frame(self) -> pd.DataFrame:
+        """One row per media stream and objective: measured value, limit, pass or fail."""
+        rows = media.verdict_rows(self.media)
+        columns = ["stream", "objective", "measured", "limit", "verdict"]
+        return pd.DataFrame(rows) if rows else pd.DataFrame(columns=columns)
+
+    def messages_frame(self) -> pd.DataFrame:
+        """One row per media message: stream, seq, bytes, sent_s, received_s and delay_s
+        (NaN for a message that did not arrive)."""
+        return pd.DataFrame(self.messages)
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

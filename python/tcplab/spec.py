@@ -32,7 +32,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from tcplab import ber_curves, cpu_profiles, profiles, units
+from tcplab import ber_curves, cpu_profiles, media, profiles, units
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,10 +48,12 @@ __all__ = [
     "GilbertElliott",
     "Host",
     "Link",
+    "MediaObjectives",
     "Queue",
     "Router",
     "Spec",
     "SpecError",
+    "Stream",
     "Sweep",
     "Tcp",
     "Trace",
@@ -354,13 +356,112 @@ class Link(_Model):
         return self
 
 
+class Stream(_Model):
+    """One media stream: a message every `interval` (or `rate` per second) of `message_size`
+    bytes (or `bit_rate` worth), over TCP or UDP (docs/models/media.md)."""
+
+    name: Name
+    kind: Literal["video", "audio", "data"] = Field("data", description="a label for tables")
+    transport: Literal["tcp", "udp"] = Field(
+        "udp", description="tcp: its own connection; udp: one datagram per message"
+    )
+    interval: PositiveDuration | None = Field(None, description="time between messages")
+    rate: float | None = Field(
+        None, gt=0, validate_default=True, description="messages per second (or interval)"
+    )
+    message_size: Size | None = Field(None, description="bytes per message")
+    bit_rate: Rate | None = Field(
+        None, validate_default=True, description="or: message size = bit_rate × interval"
+    )
+    max_message_size: Size | None = Field(
+        None, description="sizes uniform from message_size to this"
+    )
+    direction: Literal["upstream", "downstream"] = Field(
+        "upstream", description="upstream: the first host sends; downstream: the second"
+    )
+    start: Duration | None = Field(
+        None, description="first message this long after the stream can send"
+    )
+
+    @field_validator("rate")
+    @classmethod
+    def _interval_or_rate(cls, rate: float | None, info: ValidationInfo) -> float | None:
+        if "interval" not in info.data:
+            return rate  # interval was invalid and is reported on its own
+        if (info.data["interval"] is None) == (rate is None):
+            raise ValueError("give either interval or rate (messages per second), not both")
+        if rate is not None and round(1e9 / rate) < 1:
+            raise ValueError(f"{rate} per second is more than one message per nanosecond")
+        return rate
+
+    @field_validator("bit_rate")
+    @classmethod
+    def _size_or_bit_rate(cls, bit_rate: int | None, info: ValidationInfo) -> int | None:
+        if "message_size" not in info.data:
+            return bit_rate
+        if (info.data["message_size"] is None) == (bit_rate is None):
+            raise ValueError("give either message_size or bit_rate, not both")
+        return bit_rate
+
+    @field_validator("max_message_size")
+    @classmethod
+    def _range_above_size(cls, largest: int | None, info: ValidationInfo) -> int | None:
+        smallest = info.data.get("message_size")
+        if largest is not None and smallest is None:
+            raise ValueError("only with message_size, the smallest size")
+        if largest is not None and smallest is not None and largest < smallest:
+            raise ValueError(f"{largest} B is below message_size, {smallest} B")
+        return largest
+
+    @model_validator(mode="after")
+    def _udp_datagram_fits(self) -> Stream:
+        largest = self.max_message_size or self.message_bytes()
+        if self.transport == "udp" and largest > media.MAX_UDP_MESSAGE:
+            raise ValueError(
+                f"message_size: a UDP message is one datagram of at most"
+                f' {media.MAX_UDP_MESSAGE} bytes; {largest} given (use transport = "tcp")'
+            )
+        return self
+
+    def interval_ns(self) -> int:
+        if self.interval is not None:
+            return self.interval
+        assert self.rate is not None  # validation requires one of the two
+        return round(1e9 / self.rate)
+
+    def message_bytes(self) -> int:
+        """The message size, or the bytes `bit_rate` fills in one interval (rounded up)."""
+        if self.message_size is not None:
+            return self.message_size
+        assert self.bit_rate is not None  # validation requires one of the two
+        return max(1, -(-self.bit_rate * self.interval_ns() // (8 * 10**9)))
+
+
+class MediaObjectives(_Model):
+    """The limits each media stream is judged against: a preset of ITU objectives, overridden
+    field by field (docs/models/media.md cites each preset's source)."""
+
+    preset: Literal[tuple(media.PRESETS)] = Field(  # type: ignore[valid-type]
+        media.DEFAULT_PRESET, description="the ITU class whose limits the fields override"
+    )
+    delay: PositiveDuration | None = Field(None, description="limit on the mean one-way delay")
+    delay_variation: Duration | None = Field(
+        None, description="limit on IPDV: the 99.9th percentile of delay minus its minimum"
+    )
+    loss_ratio: Probability | None = Field(None, description="limit on the message loss ratio")
+    loss_timeout: PositiveDuration | None = Field(
+        None, description="a message later than this is lost (Y.1540 T_max; default 3 s)"
+    )
+
+
 class App(_Model):
     """The application: what it writes, how it reads, and when it is done."""
 
-    kind: Literal["bulk", "file", "message", "rr"] = Field(
+    kind: Literal["bulk", "file", "message", "rr", "media"] = Field(
         "bulk",
         description="bulk: write for the whole duration; file: write `bytes`, then stop;"
-        " message: one message, done when received; rr: request/response transactions",
+        " message: one message, done when received; rr: request/response transactions;"
+        " media: timestamped message streams (`streams`)",
     )
     message_size: Size = Field(
         "64KiB", validate_default=True, description="bytes per write (netperf -m)"
@@ -385,6 +486,12 @@ class App(_Model):
     )
     request_size: Size | None = Field(None, validate_default=True, description="rr: default 1 B")
     response_size: Size | None = Field(None, validate_default=True, description="rr: default 1 B")
+    streams: list[Stream] | None = Field(
+        None, validate_default=True, description="media: the streams, each its own flow"
+    )
+    objectives: MediaObjectives | None = Field(
+        None, validate_default=True, description="media: the limits each stream is judged by"
+    )
     # None (unset) means tcplab's own tool; a default value would enter every scenario's
     # canonical form and change the hash of all of them.
     tool: Literal["tcplab", "iperf3"] | None = Field(
@@ -420,7 +527,7 @@ class App(_Model):
             raise ValueError('required when kind = "file"')
         if kind == "message" and (size is None) == (not recorded):
             raise ValueError("give the message's size either here or as recording and codec_rate")
-        if kind in ("bulk", "rr") and size is not None:
+        if kind in ("bulk", "rr", "media") and size is not None:
             raise ValueError(f'only for kind = "file" or "message"; {kind} runs for the duration')
         return size
 
@@ -436,6 +543,27 @@ class App(_Model):
     def _sizes_for_rr(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value is not None and info.data.get("kind") != "rr":
             raise ValueError('only for kind = "rr"')
+        return value
+
+    @field_validator("streams")
+    @classmethod
+    def _streams_for_media(cls, streams: list[Stream] | None, info: ValidationInfo) -> Any:
+        media_app = info.data.get("kind") == "media"
+        if media_app and not streams:
+            raise ValueError('kind = "media" needs at least one [[app.streams]]')
+        if not media_app and streams is not None:
+            raise ValueError('only for kind = "media"')
+        names = [stream.name for stream in streams or []]
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                raise ValueError(f"stream name {name!r} is used twice (streams.{index}.name)")
+        return streams
+
+    @field_validator("objectives")
+    @classmethod
+    def _objectives_for_media(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is not None and info.data.get("kind") != "media":
+            raise ValueError('only for kind = "media"')
         return value
 
     def message_bytes(self) -> int | None:
@@ -713,6 +841,11 @@ def _topology_problems(spec: Spec) -> list[str]:
             problems.append(
                 f"flows.{i}.app.direction: a message goes from src to dst; give each leg its"
                 " own flow and start the second with `after`"
+            )
+        if apps[i].kind == "media":
+            problems.append(
+                f"flows.{i}.app.kind: media streams run on the path form (no [[flows]]),"
+                " where each stream is its own flow"
             )
         if flow.after is not None and (flow.after >= i or apps[flow.after].kind not in sized):
             problems.append(

@@ -96,8 +96,10 @@ class Store:
             "flows": _rows_table([{**keys, **row} for row in result["flows"]]),
             "hosts": _rows_table([{**keys, **row} for row in result["hosts"]]),
             "links": _rows_table([{**keys, **row} for row in result["links"]]),
+            "media": _rows_table([{**keys, **row} for row in result["media"]]),
             "series": _columns_table(keys, result["series"]),
             "trace": _columns_table(keys, result["trace"]),
+            "messages": _columns_table(keys, result["messages"]),
         }
         for name, table in tables.items():
             pq.write_table(table, temporary / f"{name}.parquet")
@@ -160,6 +162,14 @@ class Store:
     def links(self) -> pd.DataFrame:
         """One row per link direction of each run."""
         return self._table("links")
+
+    def media(self) -> pd.DataFrame:
+        """One row per media stream of each run (statistics and verdicts)."""
+        return self._table("media")
+
+    def messages(self) -> pd.DataFrame:
+        """One row per media message of each run."""
+        return self._table("messages")
 
     def series(self) -> pd.DataFrame:
         """The per-interval delivered bytes of each run."""

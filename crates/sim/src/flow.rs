@@ -8,8 +8,9 @@
 
 use crate::engine::Nanos;
 use crate::host::{Reader, Writer};
+use crate::media::MediaStream;
 use crate::metrics::LimitClock;
-use crate::plan::{AppKind, FlowPlan, HostPlan};
+use crate::plan::{AppKind, FlowPlan, HostPlan, Transport};
 use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
 
 /// Wake-up bookkeeping for a timer: stale wake-ups are harmless (the owner checks its own
@@ -79,6 +80,8 @@ pub struct Flow {
     pub done_at: Option<Nanos>,
     pub limits: LimitClock,
     pub rr: Option<Transactions>,
+    /// The media stream a media flow carries; over UDP the flow has no TCP at all.
+    pub media: Option<MediaStream>,
 }
 
 fn sender(host: &HostPlan) -> Sender {
@@ -130,12 +133,17 @@ fn side(host: usize) -> Side {
 }
 
 impl Flow {
-    pub fn new(plan: &FlowPlan, hosts: &[HostPlan], routes: [Vec<usize>; 2]) -> Self {
+    pub fn new(plan: &FlowPlan, hosts: &[HostPlan], routes: [Vec<usize>; 2], seed: u64) -> Self {
         let app = &plan.app;
         let (mut client, mut server) = (side(plan.src), side(plan.dst));
-        client.tx = Some(sender(&hosts[plan.src]));
-        server.rx = Some(receiver(&hosts[plan.dst]));
-        server.reader = Some(Reader::new(app.read_size));
+        let media = (app.kind == AppKind::Media)
+            .then(|| app.streams.first().map(|s| MediaStream::new(s, seed)))
+            .flatten();
+        if media.as_ref().is_none_or(|m| m.transport == Transport::Tcp) {
+            client.tx = Some(sender(&hosts[plan.src]));
+            server.rx = Some(receiver(&hosts[plan.dst]));
+            server.reader = Some(Reader::new(app.read_size));
+        }
         let mut rr = None;
         match app.kind {
             AppKind::Rr => {
@@ -154,6 +162,12 @@ impl Flow {
                     latencies: Vec::new(),
                 });
             }
+            AppKind::Media => {
+                if client.tx.is_some() {
+                    // Nothing to write until a message falls due.
+                    client.writer = Some(Writer::new(app.message_size, Some(0), 0));
+                }
+            }
             AppKind::Bulk | AppKind::File | AppKind::Message => {
                 client.writer = Some(Writer::new(app.message_size, app.bytes, app.write_delay_ns));
             }
@@ -171,6 +185,7 @@ impl Flow {
             done_at: None,
             limits: LimitClock::default(),
             rr,
+            media,
         }
     }
 
@@ -182,7 +197,12 @@ impl Flow {
 
     /// The client's sender, whose state the trace and the limit clock follow.
     pub fn sender(&self) -> &Sender {
-        self.sides[0].tx.as_ref().expect("a flow's client sends")
+        self.tcp().expect("a TCP flow's client sends")
+    }
+
+    /// The client's TCP sender; None for a UDP media flow.
+    pub fn tcp(&self) -> Option<&Sender> {
+        self.sides[0].tx.as_ref()
     }
 
     /// Both directions' senders, for the counters.
@@ -202,12 +222,17 @@ impl Flow {
             .sum()
     }
 
-    /// The client's connection is open at `now`: the first transaction begins.
-    pub fn opened(&mut self, now: Nanos) {
+    /// The client's connection is open at `now`: the first transaction begins, or a media
+    /// stream starts; returns when its first message is due.
+    pub fn opened(&mut self, now: Nanos) -> Option<Nanos> {
         let open = self.sender().is_established();
         if let Some(t) = self.rr.as_mut().filter(|t| open && t.began.is_none()) {
             t.began = Some(now);
         }
+        self.media
+            .as_mut()
+            .filter(|_| open)
+            .and_then(|m| m.start(now))
     }
 
     /// Side `side`'s application finished with `n` more bytes at `now`. Returns whether a
@@ -232,6 +257,9 @@ impl Flow {
                 }
             }
             return false;
+        }
+        if let Some(m) = &mut self.media {
+            m.read_to(self.delivered, now);
         }
         if self.done_at.is_none() && self.bytes.is_some_and(|b| self.delivered >= b) {
             self.done_at = Some(now);

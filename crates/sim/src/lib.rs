@@ -10,6 +10,7 @@ pub mod engine;
 mod error;
 mod flow;
 pub mod host;
+pub mod media;
 pub mod metrics;
 pub mod net;
 pub mod plan;

@@ -8,9 +8,11 @@
 //! link's two nodes (hosts first, then routers) and lists the flows, each with its own app.
 
 mod flows;
+mod media;
 mod wlan;
 
 pub use flows::{FlowPlan, RouterPlan};
+pub use media::{StreamPlan, Transport, MAX_UDP_MESSAGE};
 pub use wlan::{Preamble, WlanPlan};
 
 use serde::Deserialize;
@@ -150,6 +152,8 @@ pub enum AppKind {
     Message,
     /// Request/response transactions, like netperf TCP_RR.
     Rr,
+    /// Real-time streams of timestamped messages (`streams`), each its own flow.
+    Media,
 }
 
 /// Which way a message travels between the flow's first host (the client) and its second
@@ -182,6 +186,9 @@ pub struct AppPlan {
     pub request_size: Option<u64>,
     #[serde(default)]
     pub response_size: Option<u64>,
+    /// A media app's streams.
+    #[serde(default)]
+    pub streams: Vec<StreamPlan>,
 }
 
 /// Packet captures of link directions (docs/pcap.md).
@@ -360,7 +367,8 @@ impl Plan {
             trace.validate(self.links.len(), self.duration_ns)?;
         }
         self.validate_flows()?;
-        self.validate_wlan()
+        self.validate_wlan()?;
+        media::refuse_udp_captures(self)
     }
 }
 
@@ -418,6 +426,16 @@ impl AppPlan {
                 }
                 (_, None) => {}
             }
+        }
+        match (self.kind, self.streams.is_empty()) {
+            (AppKind::Media, _) => media::validate_streams(&self.streams, at)?,
+            (_, false) => {
+                return Err(PlanError::field(
+                    format!("{at}.streams"),
+                    "only a media app has streams",
+                ))
+            }
+            (_, true) => {}
         }
         Ok(())
     }

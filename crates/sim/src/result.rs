@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::media::StreamResult;
 use crate::metrics::{LatencySummary, LimitShares, SeriesOut, Trace};
 
 #[derive(Debug, Serialize)]
@@ -10,6 +11,9 @@ pub struct RunResult {
     pub flows: Vec<FlowResult>,
     pub hosts: Vec<HostResult>,
     pub links: Vec<LinkResult>,
+    /// Each media stream's messages; empty without a media app. tcplab.media turns them
+    /// into the Python result's `media` and `messages` parts.
+    pub streams: Vec<StreamResult>,
     pub series: SeriesOut,
     pub trace: Trace,
     /// The packet captures the plan asked for; not part of the JSON.

@@ -12,6 +12,7 @@ use crate::tcp::Segment;
 use crate::topology;
 use crate::wlan::Wlan;
 
+mod media;
 mod report;
 mod wlan;
 
@@ -26,6 +27,8 @@ enum Event {
     AppWake(usize, usize),
     /// A host's CPU finished its current work.
     CpuDone(usize),
+    /// A media flow's next message falls due.
+    MediaSend(usize),
     Start(usize),
     Sample,
     /// The 802.11 medium has something due (sim/wlan.rs).
@@ -99,7 +102,7 @@ impl Simulation {
                     .route(f.src, f.dst)
                     .expect("validation checks that every flow has a route");
                 let back = topology::reverse(&there);
-                Flow::new(f, &plan.hosts, [there, back])
+                Flow::new(f, &plan.hosts, [there, back], plan.seed)
             })
             .collect();
         let pending = flows.iter().filter(|f| f.bytes.is_some()).count();
@@ -194,11 +197,14 @@ impl Simulation {
                 self.touched.push(h);
                 self.done(job);
             }
+            Event::MediaSend(f) => self.media_send(f),
             Event::Start(f) => self.start(f),
             Event::Wlan(m) => self.wlan_due(m),
             Event::Sample => {
                 for (f, flow) in self.flows.iter().enumerate() {
-                    self.trace.sample(f, self.now, flow.sender());
+                    if let Some(tx) = flow.tcp() {
+                        self.trace.sample(f, self.now, tx);
+                    }
                 }
                 let next = self.now + self.plan.trace_interval_ns;
                 if next <= self.plan.duration_ns {
@@ -212,6 +218,9 @@ impl Simulation {
     fn start(&mut self, f: usize) {
         let flow = &mut self.flows[f];
         flow.started_at = Some(self.now);
+        if flow.tcp().is_none() {
+            return self.media_start(f);
+        }
         let client = &mut flow.sides[0];
         client.connected = true;
         let mut out = Vec::new();
@@ -253,6 +262,9 @@ impl Simulation {
 
     /// TCP processes a packet from the peer.
     fn deliver(&mut self, packet: Packet) {
+        if let Some(udp) = packet.udp {
+            return self.media_fragment(packet.flow, udp);
+        }
         let (f, s) = (packet.flow, 1 - packet.route);
         let now = self.now;
         let side = &mut self.flows[f].sides[s];
@@ -294,7 +306,9 @@ impl Simulation {
     fn activity(&mut self, f: usize, s: usize, mut out: Vec<Segment>) {
         let host = self.flows[f].sides[s].host;
         if s == 0 {
-            self.flows[f].opened(self.now);
+            if let Some(at) = self.flows[f].opened(self.now) {
+                self.media_due(f, at);
+            }
         }
         if self.cpus[host].is_none() {
             self.read_at_no_cost(f, s);
@@ -328,6 +342,7 @@ impl Simulation {
                     hop: 0,
                     segment,
                     piggyback,
+                    udp: None,
                 },
             );
         }

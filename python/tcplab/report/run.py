@@ -50,6 +50,11 @@ def render_report(result: RunResult) -> str:
         "<h2>Links</h2>",
         html.frame_table(result.links_frame()),
     ]
+    if result.media:
+        parts += [
+            "<h2>Media streams</h2>",
+            html.table(*display.media_table(result.media)),
+        ]
     return html.page(
         f"tcplab: {meta['name']}",
         f"backend {meta['backend']} · seed {spec['seed']} · {runs} repetition(s) · "

@@ -1,7 +1,10 @@
 //! The applications' socket calls. A writer is a loop of blocking `write(message_size)`
 //! calls, like netperf TCP_STREAM (`bulk`) or a file sender that stops after `bytes`,
 //! optionally sleeping between calls (seed 003's inter-packet delay: `Sleep(d)` after each
-//! `send()`); a reader is a loop of `read(read_size)` calls.
+//! `send()`); a reader is a loop of `read(read_size)` calls. A media application writes each
+//! message in one call of the message's own size when it falls due.
+
+use std::collections::VecDeque;
 
 use crate::engine::Nanos;
 use crate::tcp::{Segment, Sender};
@@ -15,6 +18,9 @@ pub struct Writer {
     write_delay: Nanos,
     /// After a call returns, the application sleeps `write_delay` before the next.
     asleep_until: Option<Nanos>,
+    /// Messages released one by one whose calls have not returned: where each starts and
+    /// ends in the stream. Without them, calls are `message_size` bytes each.
+    calls: VecDeque<(u64, u64)>,
 }
 
 impl Writer {
@@ -25,6 +31,7 @@ impl Writer {
             written: 0,
             write_delay,
             asleep_until: None,
+            calls: VecDeque::new(),
         }
     }
 
@@ -48,6 +55,40 @@ impl Writer {
         }
     }
 
+    /// A media message of `bytes` falls due: one write() call of its size.
+    pub fn release_message(&mut self, bytes: u64) {
+        let start = self.limit.unwrap_or(self.written);
+        self.release(bytes);
+        self.calls.push_back((start, start + bytes));
+    }
+
+    /// The bytes of the current call still to write, and whether the call has yet to begin.
+    fn call_left(&self) -> (u64, bool) {
+        match self.calls.front() {
+            Some(&(start, end)) => (end - self.written, self.written == start),
+            None => {
+                let left = self.message_size - self.written % self.message_size;
+                (left, left == self.message_size)
+            }
+        }
+    }
+
+    /// `n` more bytes are in the send buffer; returns whether a released message's call
+    /// returned with them.
+    fn advance(&mut self, n: u64) -> bool {
+        self.written += n;
+        let mut returned = false;
+        while self
+            .calls
+            .front()
+            .is_some_and(|&(_, end)| end <= self.written)
+        {
+            self.calls.pop_front();
+            returned = true;
+        }
+        returned
+    }
+
     /// When a sleeping application wakes up; None when it is not asleep at `now`.
     pub fn asleep_until(&self, now: Nanos) -> Option<Nanos> {
         self.asleep_until.filter(|&t| t > now)
@@ -59,16 +100,17 @@ impl Writer {
         if self.asleep_until(now).is_some() {
             return None;
         }
-        let message_left = self.message_size - self.written % self.message_size;
-        let n = message_left.min(space).min(self.remaining());
-        (n > 0).then_some((n, message_left == self.message_size))
+        let (left, new_call) = self.call_left();
+        let n = left.min(space).min(self.remaining());
+        (n > 0).then_some((n, new_call))
     }
 
     /// `n` bytes went into the send buffer at `now`. A call returns when its message is
     /// all in, and the application then sleeps for the inter-write delay.
     pub fn wrote(&mut self, now: Nanos, n: u64) {
-        self.written += n;
-        let call_returned = self.written.is_multiple_of(self.message_size) || !self.has_more();
+        let message_returned = self.advance(n);
+        let call_returned =
+            message_returned || self.written.is_multiple_of(self.message_size) || !self.has_more();
         if call_returned && self.write_delay > 0 {
             self.asleep_until = Some(now + self.write_delay);
         }
@@ -89,7 +131,7 @@ impl Writer {
             }
             if tcp.window_full() && self.write_delay == 0 {
                 tcp.write(space);
-                self.written += space;
+                self.advance(space);
                 return;
             }
             let Some((n, _)) = self.next_write(now, space) else {
@@ -177,6 +219,20 @@ mod tests {
         assert!(!w.has_more());
         w.release(100);
         assert_eq!(w.next_write(0, 1 << 20), Some((100, true)));
+    }
+
+    #[test]
+    fn released_messages_are_one_call_each_of_their_own_size() {
+        let mut w = Writer::new(1000, Some(0), 0);
+        w.release_message(300);
+        w.release_message(700);
+        assert_eq!(w.next_write(0, 100), Some((100, true)));
+        w.wrote(0, 100);
+        assert_eq!(w.next_write(0, 1 << 20), Some((200, false)));
+        w.wrote(0, 200);
+        assert_eq!(w.next_write(0, 1 << 20), Some((700, true)));
+        w.wrote(0, 700);
+        assert!(!w.has_more());
     }
 
     #[test]

@@ -129,6 +129,7 @@ mod tests {
             hop,
             segment: Segment::data(0, len, 0, 100),
             piggyback: None,
+            udp: None,
         }
     }
 

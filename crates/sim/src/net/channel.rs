@@ -124,6 +124,7 @@ mod tests {
             hop: 0,
             segment: Segment::data(0, len, 0, 0),
             piggyback: None,
+            udp: None,
         }
     }
 

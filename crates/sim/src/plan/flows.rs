@@ -61,11 +61,34 @@ impl Plan {
         Network::new(self.hosts.len(), self.node_count(), self.link_nodes())
     }
 
-    /// The flows the simulation runs. The path form's message app becomes one flow per leg.
+    /// The flows the simulation runs. The path form's message app becomes one flow per leg,
+    /// its media app one flow per stream (a TCP connection or a UDP datagram flow each).
     pub fn resolved_flows(&self) -> Vec<FlowPlan> {
         let Some(app) = self.app.clone().filter(|_| self.flows.is_empty()) else {
             return self.flows.clone();
         };
+        if app.kind == AppKind::Media {
+            return app
+                .streams
+                .iter()
+                .map(|stream| {
+                    let (src, dst) = match stream.direction {
+                        Direction::Downstream => (1, 0),
+                        _ => (0, 1),
+                    };
+                    FlowPlan {
+                        src,
+                        dst,
+                        app: AppPlan {
+                            streams: vec![stream.clone()],
+                            ..app.clone()
+                        },
+                        start_ns: 0,
+                        after: None,
+                    }
+                })
+                .collect();
+        }
         let leg = |src, dst, after| FlowPlan {
             src,
             dst,
@@ -143,6 +166,15 @@ impl Plan {
                 return Err(PlanError::field(
                     format!("{at}.app.direction"),
                     "a flow's message goes from src to dst; give each leg its own flow",
+                ));
+            }
+            if flow.app.kind == AppKind::Media
+                && (flow.app.streams.len() != 1
+                    || flow.app.streams[0].direction != Direction::Upstream)
+            {
+                return Err(PlanError::field(
+                    format!("{at}.app.streams"),
+                    "a flow carries one media stream, from src to dst; give each its own flow",
                 ));
             }
             if let Some(k) = flow.after {

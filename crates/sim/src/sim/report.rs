@@ -25,7 +25,8 @@ impl Simulation {
                 // A flow's goodput counts from when it opened to when it completed.
                 let start = flow.started_at.unwrap_or(stop);
                 let end = flow.done_at.unwrap_or(stop);
-                let tx = flow.sender();
+                // A UDP media flow has no TCP state to report.
+                let tx = flow.tcp();
                 FlowResult {
                     flow: f,
                     src: name(flow.hosts[0]),
@@ -34,9 +35,9 @@ impl Simulation {
                     bytes_delivered: flow.delivered,
                     retransmits: flow.senders().map(|t| t.stats.retransmits).sum(),
                     timeouts: flow.senders().map(|t| t.stats.timeouts).sum(),
-                    srtt_s: seconds(tx.rto().srtt()),
-                    min_rtt_s: seconds(tx.rto().min_rtt()),
-                    final_cwnd_bytes: tx.cwnd(),
+                    srtt_s: seconds(tx.and_then(|t| t.rto().srtt())),
+                    min_rtt_s: seconds(tx.and_then(|t| t.rto().min_rtt())),
+                    final_cwnd_bytes: tx.map_or(0, |t| t.cwnd()),
                     window_updates: flow.receivers().map(|r| r.stats.window_updates).sum(),
                     completed_s: flow.done_at.map(Simulation::seconds),
                 }
@@ -116,6 +117,15 @@ impl Simulation {
             })
             .collect();
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        let streams = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter_map(|(f, flow)| {
+                let stream = flow.media.as_ref()?;
+                Some(stream.result(f, name(flow.hosts[0]), name(flow.hosts[1])))
+            })
+            .collect();
         RunResult {
             summary: Summary {
                 goodput_bps,
@@ -146,6 +156,7 @@ impl Simulation {
             flows,
             hosts,
             links,
+            streams,
             series: self.series.finish(stop),
             trace: self.trace,
             captures: self.taps.finish(),
