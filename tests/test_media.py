@@ -3,6 +3,7 @@ bounds (docs/models/media.md)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,10 +11,11 @@ import pytest
 from tcplab import api, media
 from tcplab.errors import SpecError
 from tcplab.plan import resolve
-from tcplab.spec import validate_spec
+from tcplab.spec import load_spec, validate_spec
 
 MS = 1_000_000
 S = 1_000_000_000
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "geo-videoconference.toml"
 
 
 def test_statistics_of_hand_made_messages() -> None:
@@ -239,3 +241,15 @@ def test_repetitions_stack_media_rows_and_the_summary_averages_them() -> None:
     assert "loss_ratio_std" in result.summary["media"]["audio"]
     assert set(result.verdicts_frame()["repetition"]) == {0, 1}
     assert '"media"' in result.to_json()
+
+
+def test_the_videoconference_example_runs_and_judges_both_streams() -> None:
+    result = api.run(load_spec(EXAMPLE))
+    rows = result.media_frame().set_index("stream")
+    assert list(rows.index) == ["video", "audio"]
+    assert list(rows["transport"]) == ["tcp", "udp"]
+    # 256 kb/s at 15 frames per second: 2134-byte frames (rounded up).
+    assert set(result.messages_frame().query("stream == 'video'")["bytes"]) == {2134}
+    assert (rows["delay_limit_s"] == 0.32).all()
+    # Audio over UDP: never faster than the 275 ms hop, so its IPDV is what queueing adds.
+    assert rows.loc["audio", "delay_min_s"] > 0.275
