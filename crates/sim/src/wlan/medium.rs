@@ -347,6 +347,7 @@ mod tests {
             hop: 0,
             segment: Segment::data(0, 1460, 0, 0),
             piggyback: None,
+            udp: None,
         }
     }
 
