@@ -110,7 +110,7 @@ def test_an_unknown_profile_names_the_field_and_the_choices() -> None:
         ({"links": [{**LINK, "gilbert_elliott": {"p_gb": 0.1}}]},
          "links.0.gilbert_elliott.p_bg: required"),
         ({"links": [{**LINK, "queue": {"limit": 100}}]}, "links.0.queue.limit: "),
-        ({"links": [{**LINK, "kind": "atm"}]}, "links.0.kind: "),
+        ({"links": [{**LINK, "kind": "x25"}]}, "links.0.kind: "),
         ({"links": [LINK], "app": {"kind": "file"}}, 'app.bytes: required when kind = "file"'),
         ({"links": [LINK], "app": {"bytes": "1MiB"}}, 'app.bytes: only for kind = "file"'),
         ({"links": [LINK], "backend": "ns3"}, "backend: "),

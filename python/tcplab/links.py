@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-LinkKind = Literal["p2p", "ethernet", "wlan"]
+LinkKind = Literal["p2p", "ethernet", "wlan", "atm"]
 
 
 WLAN_MAC_OVERHEAD = 28
@@ -45,4 +45,39 @@ FRAMING: dict[LinkKind, Framing] = {
     # the IP packet. The PLCP preamble and header are time, not bytes: the medium adds them
     # (docs/models/wlan.md).
     "wlan": Framing(overhead_bytes=WLAN_MAC_OVERHEAD + LLC_SNAP_BYTES, min_payload_bytes=0),
+    # An ATM link carries cells, not frames: its overhead is the AAL5 and cell arithmetic of
+    # the encapsulation below (the plan's `atm` table), so the frame framing is empty.
+    "atm": Framing(overhead_bytes=0, min_payload_bytes=0),
+}
+
+Encapsulation = Literal["llc-snap", "vc-mux", "lane", "clip"]
+
+
+@dataclass(frozen=True)
+class AtmEncapsulation:
+    """What an ATM encapsulation puts in front of each IP datagram inside the AAL5 SDU, and
+    the largest datagram it carries."""
+
+    header_bytes: int
+    mtu: int
+    source: str
+
+
+# The default IP MTU over ATM (RFC 2225 §5, from RFC 1626): 9180 bytes.
+ATM_DEFAULT_MTU = 9180
+
+ENCAPSULATIONS: dict[Encapsulation, AtmEncapsulation] = {
+    # LLC AA-AA-03, OUI 00-00-00, EtherType 08-00 (routed IPv4).
+    "llc-snap": AtmEncapsulation(
+        LLC_SNAP_BYTES, ATM_DEFAULT_MTU, "RFC 2684 §5.1 (LLC/SNAP, routed)"
+    ),
+    # The VC itself says the protocol: no header.
+    "vc-mux": AtmEncapsulation(0, ATM_DEFAULT_MTU, "RFC 2684 (VC-multiplexed, routed)"),
+    # The 2-byte LE header (LECID) and the 14-byte Ethernet header, no FCS; an Ethernet
+    # ELAN's 1516-byte frames carry 1500-byte datagrams.
+    "lane": AtmEncapsulation(2 + 14, 1500, "ATM Forum af-lane-0021.000 (LANE v1.0, 802.3)"),
+    # Classical IP over ATM: LLC/SNAP, with RFC 2225's default MTU.
+    "clip": AtmEncapsulation(
+        LLC_SNAP_BYTES, ATM_DEFAULT_MTU, "RFC 2225 (Classical IP and ARP over ATM)"
+    ),
 }

@@ -14,8 +14,19 @@ from typing import Any
 
 from tcplab import ber_curves
 from tcplab.errors import SpecError
-from tcplab.links import FRAMING, LLC_SNAP_BYTES
-from tcplab.spec import ERROR_MODEL_FIELDS, App, Host, Link, Queue, Spec, Stream, Tcp, Trace
+from tcplab.links import ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
+from tcplab.spec import (
+    ERROR_MODEL_FIELDS,
+    App,
+    Host,
+    Link,
+    Queue,
+    Router,
+    Spec,
+    Stream,
+    Tcp,
+    Trace,
+)
 from tcplab.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
@@ -63,6 +74,10 @@ def _queue(queue: Queue) -> dict[str, int]:
 
 def _error(link: Link, index: int, prefix: str) -> dict[str, Any]:
     ber, loss, gilbert_elliott, ebno_db = (getattr(link, prefix + f) for f in ERROR_MODEL_FIELDS)
+    clr = getattr(link, prefix + "clr")
+    if clr is not None:
+        # On an ATM link the per-unit loss applies to each cell.
+        return {"kind": "loss", "p": clr}
     if ber is not None:
         return {"kind": "ber", "ber": ber}
     if loss is not None:
@@ -173,9 +188,28 @@ def _link(link: Link, index: int) -> dict[str, Any]:
         "error": _error(link, index, "reverse_"),
         "framing": asdict(framing),
     }
-    if link.kind != "wlan":
-        return {"forward": forward, "reverse": reverse}
-    return {"forward": forward, "reverse": reverse, "wlan": _wlan(link)}
+    if link.kind == "wlan":
+        return {"forward": forward, "reverse": reverse, "wlan": _wlan(link)}
+    if link.kind == "atm":
+        encapsulation = ENCAPSULATIONS[link.encapsulation or "llc-snap"]
+        atm = {
+            "slot_octets": 53 + (link.cell_overhead or 0),
+            "encapsulation_bytes": encapsulation.header_bytes,
+            "mtu": encapsulation.mtu,
+        }
+        forward["atm"] = reverse["atm"] = atm
+    return {"forward": forward, "reverse": reverse}
+
+
+def _router(router: Router) -> dict[str, Any]:
+    plan: dict[str, Any] = {"name": router.name}
+    if router.switch is not None:
+        plan["switch"] = {
+            "buffer_cells": router.switch.buffer_cells,
+            "discard": router.switch.discard.replace("-", "_"),
+            "epd_threshold_cells": router.switch.threshold(),
+        }
+    return plan
 
 
 def _capture(path: str) -> dict[str, Any]:
@@ -223,4 +257,4 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
         }
         for flow, app in zip(spec.flows, spec.flow_apps(), strict=True)
     ]
-    return {**plan, "routers": [{"name": r.name} for r in spec.routers], "flows": flows}
+    return {**plan, "routers": [_router(r) for r in spec.routers], "flows": flows}

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from tcplab.spec import App
 
 RESULT_PARTS = ("summary", "flows", "hosts", "links", "media", "series", "trace", "messages")
+# Parts only a run with ATM links has (docs/models/atm.md); absent from other results' JSON.
+ATM_PARTS = ("atm_ports", "atm_queue")
 RESULT_FILE = "result.json"
 
 
@@ -46,6 +48,8 @@ class RunResult:
     trace: dict[str, list[Any]]
     messages: dict[str, list[Any]]
     meta: dict[str, Any]
+    atm_ports: list[dict[str, Any]] = field(default_factory=list)
+    atm_queue: dict[str, list[Any]] = field(default_factory=dict)
     runs: list[RunResult] = field(default_factory=list)
     captures: dict[str, bytes] = field(default_factory=dict, repr=False)
 
@@ -65,6 +69,7 @@ class RunResult:
             )
         return cls(
             **{part: raw[part] for part in RESULT_PARTS},
+            **{part: raw[part] for part in ATM_PARTS if part in raw},
             meta=meta,
             captures=dict(raw.get("captures", {})),
         )
@@ -82,6 +87,10 @@ class RunResult:
             trace=_stack_columns([run.trace for run in runs]),
             messages=_stack_columns([run.messages for run in runs]),
             meta=meta,
+            atm_ports=_stack_rows([run.atm_ports for run in runs]),
+            atm_queue=_stack_columns([run.atm_queue for run in runs])
+            if any(run.atm_queue for run in runs)
+            else {},
             runs=list(runs),
             captures={
                 f"{name}.rep{repetition}": pcap
@@ -94,6 +103,7 @@ class RunResult:
         """Plain JSON values; repetitions appear under `runs` by their meta and summary only,
         since their rows and series are already in this result's own."""
         data: dict[str, Any] = {part: getattr(self, part) for part in RESULT_PARTS}
+        data.update({part: getattr(self, part) for part in ATM_PARTS if getattr(self, part)})
         data["meta"] = self.meta
         if self.runs:
             data["runs"] = [{"meta": run.meta, "summary": run.summary} for run in self.runs]
@@ -161,6 +171,14 @@ class RunResult:
         """One row per media message: stream, seq, bytes, sent_s, received_s and delay_s
         (NaN for a message that did not arrive)."""
         return pd.DataFrame(self.messages)
+
+    def atm_ports_frame(self) -> pd.DataFrame:
+        """One row per ATM output port: cells sent, discarded (full, EPD, PPD), lost."""
+        return pd.DataFrame(self.atm_ports)
+
+    def atm_queue_frame(self) -> pd.DataFrame:
+        """Cells waiting at each ATM output port, every trace interval."""
+        return pd.DataFrame(self.atm_queue)
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

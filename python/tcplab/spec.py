@@ -39,7 +39,14 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 from tcplab.errors import SpecError
-from tcplab.links import WLAN_BASIC_RATES_BPS, WLAN_MAC_OVERHEAD, WLAN_RATES_BPS, LinkKind
+from tcplab.links import (
+    ENCAPSULATIONS,
+    WLAN_BASIC_RATES_BPS,
+    WLAN_MAC_OVERHEAD,
+    WLAN_RATES_BPS,
+    Encapsulation,
+    LinkKind,
+)
 
 __all__ = [
     "App",
@@ -52,6 +59,7 @@ __all__ = [
     "Queue",
     "Router",
     "Spec",
+    "Switch",
     "SpecError",
     "Stream",
     "Sweep",
@@ -276,7 +284,9 @@ class Link(_Model):
         None, description="with [[flows]]: the two hosts or routers it joins"
     )
     kind: LinkKind = Field(
-        "p2p", description="p2p (PPP), ethernet, or wlan (an 802.11b shared medium)"
+        "p2p",
+        description="p2p (PPP), ethernet, wlan (an 802.11b shared medium), or atm (AAL5"
+        " cells; docs/models/atm.md)",
     )
     rate: Rate
     delay: Duration = Field(description="one-way propagation delay")
@@ -296,6 +306,14 @@ class Link(_Model):
     reverse_ber_curve: BerCurve | None = None
     reverse_ebno_db: float | None = Field(None, validate_default=True)
     wlan: Wlan | None = Field(None, description='with kind = "wlan": its 802.11b settings')
+    encapsulation: Encapsulation | None = Field(
+        None, description="atm: llc-snap (default), vc-mux, lane or clip"
+    )
+    cell_overhead: int | None = Field(
+        None, ge=0, le=16, description="atm: octets each cell slot adds to the 53 (ATM25: 1)"
+    )
+    clr: Probability | None = Field(None, description="atm: cell loss ratio")
+    reverse_clr: Probability | None = None
 
     @field_validator("ebno_db", "reverse_ebno_db")
     @classmethod
@@ -344,9 +362,32 @@ class Link(_Model):
         return self.wlan or Wlan()
 
     @model_validator(mode="after")
+    def _atm_fields_on_atm_links(self) -> Link:
+        atm_only = ("encapsulation", "cell_overhead", "clr", "reverse_clr")
+        if self.kind != "atm":
+            given = [name for name in atm_only if getattr(self, name) is not None]
+            if given:
+                raise ValueError(f'{", ".join(given)}: only for kind = "atm"')
+            return self
+        packet_only = ("loss", "reverse_loss", "gilbert_elliott", "reverse_gilbert_elliott")
+        given = [name for name in packet_only if getattr(self, name) is not None]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: an ATM link loses cells, not packets; give clr (the"
+                " cell loss ratio) or a bit error rate (ber, ebno_db)"
+            )
+        queues = {"queue", "reverse_queue"} & self.model_fields_set
+        if queues:
+            raise ValueError(
+                f"{', '.join(sorted(queues))}: an ATM link buffers cells in its switches; set"
+                " buffer_cells in the switch table of a router ([routers.switch])"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _one_error_model_per_direction(self) -> Link:
         for prefix in ("", "reverse_"):
-            names = [prefix + name for name in ERROR_MODEL_FIELDS]
+            names = [prefix + name for name in (*ERROR_MODEL_FIELDS, "clr")]
             given = [name for name in names if getattr(self, name) is not None]
             if len(given) > 1:
                 raise ValueError(
@@ -649,10 +690,45 @@ class Trace(_Model):
     )
 
 
+class Switch(_Model):
+    """An ATM switch: a cell buffer per output port, and how it discards (docs/models/atm.md)."""
+
+    buffer_cells: int = Field(4096, ge=1, description="cells each output port holds")
+    discard: Literal["drop-tail", "ppd", "epd"] = Field(
+        "drop-tail",
+        description="drop-tail (plain UBR), ppd (partial packet discard), or epd (early packet"
+        " discard, with ppd once the buffer is full)",
+    )
+    epd_threshold: int | None = Field(
+        None,
+        ge=0,
+        validate_default=True,
+        description="epd: refuse a frame whose first cell finds this many cells queued;"
+        " default 0.8 × buffer_cells",
+    )
+
+    @field_validator("epd_threshold")
+    @classmethod
+    def _threshold_within_the_buffer(cls, value: int | None, info: ValidationInfo) -> int | None:
+        buffer = info.data.get("buffer_cells")
+        if value is not None and info.data.get("discard") != "epd":
+            raise ValueError('only for discard = "epd"')
+        if value is not None and buffer is not None and value > buffer:
+            raise ValueError(f"must not exceed buffer_cells ({buffer})")
+        return value
+
+    def threshold(self) -> int:
+        """The EPD threshold in cells (0.8 × the buffer unless given, models.md §2)."""
+        return self.buffer_cells * 4 // 5 if self.epd_threshold is None else self.epd_threshold
+
+
 class Router(_Model):
     """A store-and-forward node between links (with [[flows]])."""
 
     name: Name
+    switch: Switch | None = Field(
+        None, description="an ATM switch: cells cross it one by one; all its links are atm"
+    )
 
 
 class Flow(_Model):
@@ -794,8 +870,8 @@ class Spec(_Model):
 def _topology_problems(spec: Spec) -> list[str]:
     """Cross-field checks: hosts, routers, links and flows agree."""
     hosts = [h.name for h in spec.hosts]
+    problems = _mtu_problems(spec)
     if not spec.flows:
-        problems = []
         if len(hosts) != 2:
             problems.append(
                 f"hosts: exactly 2 hosts without [[flows]] (the first sends, the last"
@@ -809,8 +885,8 @@ def _topology_problems(spec: Spec) -> list[str]:
             if link.between is not None
         ]
         return problems
-    problems = []
     nodes = set(hosts)
+    atm_switches = {r.name for r in spec.routers if r.switch is not None}
     for i, router in enumerate(spec.routers):
         if router.name in nodes:
             problems.append(f"routers.{i}.name: {router.name!r} is already a host or router")
@@ -829,6 +905,9 @@ def _topology_problems(spec: Spec) -> list[str]:
                 problems.append(f"links.{i}.between.{j}: {name!r} is not a host or router")
         if link.between[0] == link.between[1]:
             problems.append(f"links.{i}.between: a link joins two different nodes")
+        switches = [name for name in link.between if name in atm_switches]
+        if switches and link.kind != "atm":
+            problems.append(f'links.{i}.kind: joins ATM switch {switches[0]!r}, so "atm"')
     sized = ("file", "message")
     apps = spec.flow_apps()
     for i, flow in enumerate(spec.flows):
@@ -889,6 +968,30 @@ def _wlan_problems(spec: Spec) -> list[str]:
                 problems.append(
                     f"links.{i}.wlan.{name}: the medium's setting, which must equal that of"
                     f" links.{j} on the same medium"
+                )
+    return problems
+
+
+def _mtu_problems(spec: Spec) -> list[str]:
+    """A host's segments must fit the encapsulation of each ATM link it sends on: every link
+    of a path, or a host's own links with [[flows]] (the simulator checks whole routes)."""
+    problems = []
+    for i, link in enumerate(spec.links):
+        if link.kind != "atm":
+            continue
+        mtu = ENCAPSULATIONS[link.encapsulation or "llc-snap"].mtu
+        ends = (
+            spec.hosts
+            if not spec.flows
+            else [h for h in spec.hosts if h.name in (link.between or ())]
+        )
+        for host in ends:
+            if host.tcp.mss + 40 > mtu:
+                index = spec.hosts.index(host)
+                problems.append(
+                    f"hosts.{index}.tcp.mss: {host.tcp.mss} + 40 bytes of TCP/IP headers exceed"
+                    f" the {mtu}-byte MTU of links.{i} ({link.encapsulation or 'llc-snap'});"
+                    f" at most {mtu - 40}"
                 )
     return problems
 

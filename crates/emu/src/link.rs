@@ -176,6 +176,7 @@ mod tests {
             delay_ns: 10_000_000,
             queue,
             error,
+            atm: None,
             framing: FramingPlan {
                 overhead_bytes: 2,
                 min_payload_bytes: 0,

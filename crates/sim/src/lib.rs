@@ -6,6 +6,7 @@
 //! The simulator knows nothing about Python, files or units: it runs a resolved [`Plan`]
 //! (see docs/internals/plan-and-result.md) and returns a [`RunResult`].
 
+pub mod atm;
 pub mod engine;
 mod error;
 mod flow;

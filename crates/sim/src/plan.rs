@@ -7,10 +7,12 @@
 //! path order and one top-level `app`, as it always had. The topology form names each
 //! link's two nodes (hosts first, then routers) and lists the flows, each with its own app.
 
+mod atm;
 mod flows;
 mod media;
 mod wlan;
 
+pub use atm::{AtmPlan, DiscardPlan, SwitchPlan, TCP_IP_HEADER_BYTES};
 pub use flows::{FlowPlan, RouterPlan};
 pub use media::{StreamPlan, Transport, MAX_UDP_MESSAGE};
 pub use wlan::{Preamble, WlanPlan};
@@ -109,6 +111,10 @@ pub struct ChannelPlan {
     pub queue: QueuePlan,
     pub error: ErrorPlan,
     pub framing: FramingPlan,
+    /// An ATM link direction carries cells (docs/models/atm.md); `framing` and `queue`
+    /// then play no part, and `error` applies to each cell.
+    #[serde(default)]
+    pub atm: Option<AtmPlan>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -368,7 +374,8 @@ impl Plan {
         }
         self.validate_flows()?;
         self.validate_wlan()?;
-        media::refuse_udp_captures(self)
+        media::refuse_udp_captures(self)?;
+        self.validate_atm()
     }
 }
 

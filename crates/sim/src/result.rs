@@ -16,6 +16,11 @@ pub struct RunResult {
     pub streams: Vec<StreamResult>,
     pub series: SeriesOut,
     pub trace: Trace,
+    /// Per ATM output port; absent when no link carries cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub atm_ports: Vec<AtmPortResult>,
+    #[serde(skip_serializing_if = "AtmQueueSeries::is_empty")]
+    pub atm_queue: AtmQueueSeries,
     /// The packet captures the plan asked for; not part of the JSON.
     #[serde(skip)]
     pub captures: Vec<Capture>,
@@ -48,6 +53,9 @@ pub struct Summary {
     pub goodput_per_cpu_bps: Option<f64>,
     pub window_updates: u64,
     pub ring_drops: u64,
+    /// Cells on the ATM links; absent when no link carries cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atm: Option<AtmSummary>,
     /// Request/response flows' transactions; absent without such flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rr: Option<LatencySummary>,
@@ -98,4 +106,60 @@ pub struct LinkResult {
     /// A wlan direction's attempts that overlapped another station's; absent on other links.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collisions: Option<u64>,
+}
+
+/// The ATM links' cells in the run's summary (docs/models/atm.md).
+#[derive(Debug, Serialize)]
+pub struct AtmSummary {
+    /// Seed 001's efficiency: the run's total TCP goodput (bytes delivered to the
+    /// applications · 8 / elapsed time) over `max_goodput_bps`. None when some flow
+    /// crosses no ATM link.
+    pub efficiency: Option<f64>,
+    /// The largest total TCP goodput the ATM links allow after the cell tax.
+    pub max_goodput_bps: Option<f64>,
+    /// Cells made by segmentation where packets enter ATM links.
+    pub cells_sent: u64,
+    /// Cells switch buffers discarded (full, EPD, PPD).
+    pub cells_dropped: u64,
+    /// Cells receivers discarded (header errors, or the link's cell loss ratio).
+    pub cells_lost: u64,
+    /// (cells_dropped + cells_lost) / cells_sent.
+    pub cell_loss_ratio: f64,
+    /// AAL5 frames reassembled and passed on, and frames lost (a cell dropped, lost or
+    /// errored, or merged with a frame whose end-of-frame cell was lost).
+    pub frames_delivered: u64,
+    pub frames_lost: u64,
+}
+
+/// One output port: the direction of an ATM link that a node sends on.
+#[derive(Debug, Serialize)]
+pub struct AtmPortResult {
+    pub link: usize,
+    pub direction: &'static str,
+    /// The host, router or switch the port belongs to.
+    pub node: String,
+    pub cells: u64,
+    pub drops_full: u64,
+    pub drops_epd: u64,
+    pub drops_ppd: u64,
+    pub cells_lost: u64,
+    pub cells_errored: u64,
+    pub max_queue_cells: u64,
+    pub utilisation: f64,
+}
+
+/// Cells waiting at each ATM port, sampled every trace interval: one row per port and
+/// sample, as columns.
+#[derive(Debug, Default, Serialize)]
+pub struct AtmQueueSeries {
+    pub t_s: Vec<f64>,
+    pub link: Vec<usize>,
+    pub direction: Vec<&'static str>,
+    pub cells: Vec<u64>,
+}
+
+impl AtmQueueSeries {
+    pub fn is_empty(&self) -> bool {
+        self.t_s.is_empty()
+    }
 }

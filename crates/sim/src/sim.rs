@@ -1,6 +1,7 @@
 //! The simulation: hosts and store-and-forward routers joined by full-duplex links, the
 //! flows between hosts, each host's CPU, and the event loop that drives them.
 
+use crate::atm::{AtmNet, Cell};
 use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
 use crate::flow::Flow;
 use crate::host::{Cpu, CpuCosts};
@@ -21,6 +22,8 @@ enum Event {
     TxDone(usize),
     /// A packet reached the far end of the channel it was on.
     Arrive(Packet),
+    /// An ATM cell reached the far end of the channel it was on.
+    Cell(Cell),
     SenderTimer(usize, usize),
     ReceiverTimer(usize, usize),
     /// A writing application's sleep between calls ended.
@@ -64,6 +67,8 @@ pub struct Simulation {
     channels: Vec<Channel>,
     /// The 802.11 media, which carry the wlan links' channels instead.
     wlan: Wlan,
+    /// The links that carry ATM cells, if any (crate::atm).
+    atm: Option<AtmNet>,
     /// Per host: its CPU, or None for a host whose work costs nothing.
     cpus: Vec<Option<Cpu<Job>>>,
     /// Hosts given work since their CPU last looked for more.
@@ -105,6 +110,8 @@ impl Simulation {
                 Flow::new(f, &plan.hosts, [there, back], plan.seed)
             })
             .collect();
+        let routes: Vec<_> = flows.iter().map(|f| f.routes.clone()).collect();
+        let atm = AtmNet::new(&plan, &routes);
         let pending = flows.iter().filter(|f| f.bytes.is_some()).count();
         let ends: Vec<(usize, usize)> = flows.iter().map(|f| (f.hosts[0], f.hosts[1])).collect();
         Self {
@@ -112,6 +119,7 @@ impl Simulation {
             events: EventQueue::default(),
             channels,
             wlan: Wlan::new(&plan),
+            atm,
             cpus: plan
                 .hosts
                 .iter()
@@ -173,6 +181,14 @@ impl Simulation {
                 }
             }
             Event::Arrive(packet) => self.arrive(packet),
+            Event::Cell(cell) => {
+                let atm = self.atm.as_mut().expect("only ATM links carry cells");
+                let events = &mut self.events;
+                let schedule = |at, cell| events.schedule(at, Event::Cell(cell));
+                if let Some(packet) = atm.arrive(self.now, cell, schedule) {
+                    self.arrive(packet);
+                }
+            }
             Event::SenderTimer(f, s) => {
                 self.flows[f].sides[s].tx_wake.fired(self.now);
                 let mut out = Vec::new();
@@ -205,6 +221,9 @@ impl Simulation {
                     if let Some(tx) = flow.tcp() {
                         self.trace.sample(f, self.now, tx);
                     }
+                }
+                if let Some(atm) = &mut self.atm {
+                    atm.sample(self.now);
                 }
                 let next = self.now + self.plan.trace_interval_ns;
                 if next <= self.plan.duration_ns {
@@ -527,6 +546,13 @@ impl Simulation {
         let ch = self.flows[packet.flow].routes[packet.route][packet.hop];
         if self.wlan.carries(ch) {
             return self.wlan_offer(ch, packet);
+        }
+        if let Some(atm) = self.atm.as_mut().filter(|a| a.carries(ch)) {
+            let events = &mut self.events;
+            atm.send(self.now, packet, |at, cell| {
+                events.schedule(at, Event::Cell(cell))
+            });
+            return;
         }
         if let Some(done) = self.channels[ch].offer(self.now, packet) {
             self.tap(ch);

@@ -131,6 +131,11 @@ def validate(plan: Mapping[str, Any]) -> None:
             "the 802.11b medium is the simulator's; the emu link emulator has no DCF "
             "(run a wlan link on the sim backend)",
         )
+        _check(
+            "atm" not in link["forward"],
+            f"links.{i}.kind",
+            "the emu backend forwards IP packets; ATM cells run on the sim backend",
+        )
     for i, host in enumerate(plan["hosts"]):
         _check(
             "cpu" not in host,

@@ -540,6 +540,11 @@ def _validate(plan: Plan) -> None:
         f"the model backend has no model of {cc!r}; accepted: {', '.join(sorted(_ACCEPTED_CC))}",
     )
     for i, link in enumerate(links):
+        _check(
+            "atm" not in link["forward"],
+            f"links.{i}.kind",
+            "the model backend has no ATM cell model yet; run ATM links on the sim backend",
+        )
         for name in ("forward", "reverse"):
             d = link[name]
             where = f"links.{i}.{name}"

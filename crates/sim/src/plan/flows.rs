@@ -13,6 +13,9 @@ use crate::topology::Network;
 #[serde(deny_unknown_fields)]
 pub struct RouterPlan {
     pub name: String,
+    /// An ATM switch: cells cross it one by one into per-output-port cell buffers.
+    #[serde(default)]
+    pub switch: Option<super::SwitchPlan>,
 }
 
 /// One TCP connection: the host that opens it (`src`, the client), the host it connects to
@@ -55,6 +58,21 @@ impl Plan {
             k => k + 1,
         };
         (0..n).map(|i| [node(i), node(i + 1)]).collect()
+    }
+
+    /// Each node's name: the hosts', then the routers'. The path form's routers are
+    /// named after the link they follow: `after-links.0`.
+    pub fn node_names(&self) -> Vec<String> {
+        let hosts = self.hosts.iter().map(|h| h.name.clone());
+        if self.flows.is_empty() {
+            let routers =
+                (0..self.links.len().saturating_sub(1)).map(|k| format!("after-links.{k}"));
+            hosts.chain(routers).collect()
+        } else {
+            hosts
+                .chain(self.routers.iter().map(|r| r.name.clone()))
+                .collect()
+        }
     }
 
     pub fn network(&self) -> Network {

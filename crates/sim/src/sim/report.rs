@@ -95,6 +95,9 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, ch)| {
+                if let Some(row) = self.atm.as_ref().and_then(|a| a.link_row(i, stop)) {
+                    return row;
+                }
                 // A wlan direction's frames went over its medium, not the channel.
                 let wlan = self.wlan.stats(i);
                 let stats = wlan.map_or(ch.stats, |w| w.channel);
@@ -126,6 +129,11 @@ impl Simulation {
                 Some(stream.result(f, name(flow.hosts[0]), name(flow.hosts[1])))
             })
             .collect();
+        let (atm_ports, atm_queue) = self
+            .atm
+            .as_ref()
+            .map(|a| a.ports(stop, &self.plan))
+            .unwrap_or_default();
         RunResult {
             summary: Summary {
                 goodput_bps,
@@ -147,6 +155,7 @@ impl Simulation {
                 goodput_per_cpu_bps: (cpu_utilisation > 0.0).then(|| goodput_bps / cpu_utilisation),
                 window_updates: flows.iter().map(|f| f.window_updates).sum(),
                 ring_drops: hosts.iter().map(|h| h.ring_drops).sum(),
+                atm: self.atm.as_ref().map(|a| a.summary(goodput_bps)),
                 rr: if has_rr {
                     LatencySummary::of(latencies, stop)
                 } else {
@@ -159,6 +168,8 @@ impl Simulation {
             streams,
             series: self.series.finish(stop),
             trace: self.trace,
+            atm_ports,
+            atm_queue,
             captures: self.taps.finish(),
         }
     }
