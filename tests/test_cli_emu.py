@@ -105,3 +105,47 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
     emu.validate(resolve(spec))
     with pytest.raises(ValueError, match="hosts.0.tcp.abc: .* set abc = true"):
         emu.validate(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")))
+
+
+RR = ["--rr", "--request-size", "100", "--response-size", "1KiB"]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--rr"], "--request-size: a request/response (rr) test needs a positive size"),
+        (["--rr", "--request-size", "1"], "--response-size: a request/response (rr) test"),
+        (["--request-size", "100"], "--request-size: only a request/response (rr) test"),
+        (["--transactions", "5"], "--transactions: only a request/response (rr) test"),
+        (["--read-size", "4KiB"], "--read-size: only a request/response (rr) test"),
+        ([*RR, "--bytes", "1MB"], "--bytes: a file test needs a byte count, and only"),
+        ([*RR, "--message-size", "4KiB"], "--message-size: an rr client writes each request"),
+        ([*RR, "--write-delay", "5ms"], "--write-delay: an rr client writes each request"),
+        ([*RR, "--transactions", "0"], "--transactions: must be positive"),
+        ([*RR, "--request-size", "0"], '--request-size: "0" is zero'),
+    ],
+)
+def test_measure_client_refuses_a_test_it_cannot_run_naming_the_flag(
+    args: list[str], error: str
+) -> None:
+    # Refused before connecting: nothing listens on port 9 of this address.
+    result = runner.invoke(app, ["measure", "client", "127.0.0.1", "--port", "9", *args])
+    assert result.exit_code == 2, result.output
+    assert f"error: {error}" in " ".join(result.output.split())
+
+
+def rr_plan(**app: object) -> dict:
+    plan = resolve(tcplab.load_spec(EXAMPLES / "rr-emu.toml"))
+    plan["app"].update(app)
+    return plan
+
+
+def test_emu_runs_rr_on_its_own_tool_and_refuses_what_it_cannot() -> None:
+    emu.validate(rr_plan())
+    assert emu.workload(rr_plan()).request_size == 100
+    with pytest.raises(ValueError, match="app.tool: iperf3 has no request/response test"):
+        emu.validate(rr_plan(tool="iperf3"))
+    with pytest.raises(ValueError, match="app.write_delay_ns: an rr client writes"):
+        emu.validate(rr_plan(write_delay_ns=1_000_000))
+    with pytest.raises(ValueError, match="app.kind: 'message'; accepted: bulk, file, rr"):
+        emu.validate(rr_plan(kind="message"))

@@ -1,5 +1,6 @@
 """`tcplab measure server` and `client` between the emulator's two namespaces: a bulk
-stream and a file transfer, each checked against the link it crossed. Needs root (CI has
+stream, a file transfer and request/response transactions, each checked against the link
+it crossed. Needs root (CI has
 it), TUN devices and network namespaces.
 """
 
@@ -11,6 +12,7 @@ import sys
 import pytest
 
 from tcplab.emu import RECEIVER_ADDRESS, EmuNetwork, HostSetup
+from tcplab.measure import transactions
 
 RATE_BPS = 20_000_000
 # The commands exactly as `tcplab measure ...` runs them, without the rest of the CLI.
@@ -82,3 +84,69 @@ def test_an_unknown_congestion_control_is_refused() -> None:
         _, err = server.communicate(timeout=30)
     assert server.returncode == 2
     assert "congestion control 'foo' is not available" in err
+
+
+# The path's round trip and the serialization of a 100-byte request and a 1000-byte
+# response at 20 Mb/s with at least 40 header and 2 PPP bytes: no transaction can be faster.
+RTT_S = 2 * 0.010
+MIN_TRANSACTION_S = RTT_S + (100 + 42 + 1000 + 42) * 8 / RATE_BPS
+RR = ["--rr", "--request-size", "100", "--response-size", "1000", "--nodelay"]
+
+
+def test_request_response_counts_agree_and_no_transaction_beats_the_round_trip() -> None:
+    with network() as net:
+        timed = measure(net, *RR, "--duration", "3s")
+        counted = measure(net, *RR, "--duration", "10s", "--transactions", "20")
+    rr = timed["end"]["transactions"]
+    n = rr["count"]
+    assert n > 50 and rr["ended_by"] == "duration"
+    assert len(rr["latency_samples_us"]) == n
+    assert sum(i["sum"]["transactions"] for i in timed["intervals"]) == n
+    assert [i["sum"]["end"] for i in timed["intervals"]] == [1.0, 2.0, 3.0]
+    assert rr["transactions_per_second"] == pytest.approx(n / 3.0)
+    # A request may be under way at the test's end: served, its response not counted.
+    assert rr["requests_served"] in (n, n + 1)
+    assert rr["request_bytes_read"] in (100 * n, 100 * (n + 1))
+    assert rr["response_bytes_read"] == 1000 * n
+    received = timed["end"]["sum_received"]
+    assert received["bytes"] == rr["request_bytes_read"] + rr["response_bytes_read"]
+    assert sum(i["sum"]["bytes"] for i in timed["intervals"]) == received["bytes"]
+    latency = rr["latency_us"]
+    assert latency["min"] >= MIN_TRANSACTION_S * 1e6
+    assert min(rr["latency_samples_us"]) == latency["min"]
+    assert latency["min"] <= latency["p50"] <= latency["p90"] <= latency["p99"]
+    assert latency["p99"] <= latency["max"] == max(rr["latency_samples_us"])
+    assert timed["start"]["requested"]["nodelay"] is True
+    assert len(timed["trace"]) >= 20  # TCP_INFO every 100 ms, as in a bulk test
+    assert timed["end"]["cpu_seconds"]["receiver"]["user_s"] >= 0
+
+    rr = counted["end"]["transactions"]
+    assert rr["count"] == 20 and rr["ended_by"] == "transactions"
+    # The test ends with its 20th transaction, long before the 10 s limit.
+    assert 20 * MIN_TRANSACTION_S <= rr["seconds"] < 2.0
+    assert rr["transactions_per_second"] == pytest.approx(20 / rr["seconds"])
+    assert counted["end"]["sum_received"]["seconds"] == rr["seconds"]
+
+
+def test_latency_percentiles_are_nearest_rank_as_in_the_simulator() -> None:
+    # The simulator's own example (crates/sim/src/metrics/latency.rs): 1 to 10 ms.
+    summary = transactions.latency_summary([k * 1_000_000 for k in range(10, 0, -1)])
+    assert summary == {
+        "mean": 5500.0,
+        "min": 1000.0,
+        "p50": 5000.0,
+        "p90": 9000.0,
+        "p99": 10000.0,
+        "max": 10000.0,
+    }
+    assert transactions.latency_summary([]) is None
+
+
+def test_the_server_answers_each_request_once_it_has_all_of_it() -> None:
+    responder = transactions.Responder(request_size=100, response_size=3000)
+    responder.received(60)
+    assert responder.pending == 0
+    responder.received(60)  # the first request and a fifth of the second
+    assert (responder.served, responder.pending) == (1, 3000)
+    responder.received(180)  # the rest of the second, and the whole third
+    assert (responder.served, responder.pending) == (3, 9000)

@@ -21,6 +21,7 @@ from tcplab import api, display, units
 from tcplab.errors import TcplabError
 
 USER_ERROR = 2
+DEFAULT_MESSAGE_SIZE = 128 * 1024
 console = Console(markup=False, highlight=False)
 
 measure_app = typer.Typer(
@@ -112,12 +113,28 @@ def measure_server(
 def measure_client(
     host: Annotated[str, typer.Argument(help="the server's address", show_default=False)],
     port: Port = 5210,
-    duration: Annotated[str, typer.Option(help="bulk: how long to send; file: time limit")] = "10s",
+    duration: Annotated[
+        str, typer.Option(help="bulk, rr: how long to run; file: time limit")
+    ] = "10s",
     bytes_: Annotated[
         str | None, typer.Option("--bytes", help="send a file of this size instead of bulk")
     ] = None,
-    message_size: Annotated[str, typer.Option(help="bytes per write call")] = "128KiB",
+    message_size: Annotated[
+        str | None, typer.Option(help="bulk, file: bytes per write call [default: 128KiB]")
+    ] = None,
     write_delay: Annotated[str, typer.Option(help="pause between writes")] = "0s",
+    rr: Annotated[
+        bool,
+        typer.Option("--rr", help="request/response transactions (netperf TCP_RR) instead"),
+    ] = False,
+    request_size: Annotated[str | None, typer.Option(help="rr: bytes per request")] = None,
+    response_size: Annotated[str | None, typer.Option(help="rr: bytes per response")] = None,
+    transactions: Annotated[
+        int | None, typer.Option(help="rr: stop after this many (at --duration at the latest)")
+    ] = None,
+    read_size: Annotated[
+        str | None, typer.Option(help="rr: bytes per read of a response [default: 128KiB]")
+    ] = None,
     cc: Cc = None,
     sndbuf: Sndbuf = None,
     rcvbuf: Rcvbuf = None,
@@ -127,23 +144,31 @@ def measure_client(
     trace_interval: Annotated[str, typer.Option(help="period of TCP_INFO samples")] = "100ms",
     json_output: Annotated[bool, typer.Option("--json", help="print the JSON result")] = False,
 ) -> None:
-    """Send a bulk stream or a file to a `tcplab measure server` and report what arrived."""
+    """Send a bulk stream or a file to a `tcplab measure server`, or run request/response
+    transactions with it, and report what arrived."""
     from tcplab.measure import client
+    from tcplab.measure.workload import FLAGS, Workload, WorkloadError
 
     try:
         file_bytes = _size(bytes_, "--bytes")
-        result = client.run(
-            host,
-            port,
-            _options(cc, sndbuf, rcvbuf, mss, nodelay),
-            kind="bulk" if file_bytes is None else "file",
+        kind = "rr" if rr else "bulk" if file_bytes is None else "file"
+        write_size = _size(message_size, "--message-size")
+        workload = Workload(
+            kind=kind,
             duration_ns=_duration(duration, "--duration"),
-            file_bytes=file_bytes,
-            message_size=int(_size(message_size, "--message-size") or 0),
-            write_delay_ns=units.parse_duration(write_delay),
             interval_ns=_duration(interval, "--interval"),
             trace_interval_ns=_duration(trace_interval, "--trace-interval"),
+            file_bytes=file_bytes,
+            message_size=write_size or (None if rr else DEFAULT_MESSAGE_SIZE),
+            write_delay_ns=units.parse_duration(write_delay),
+            request_size=_size(request_size, "--request-size"),
+            response_size=_size(response_size, "--response-size"),
+            transactions=transactions,
+            read_size=_size(read_size, "--read-size"),
         )
+        result = client.run(host, port, _options(cc, sndbuf, rcvbuf, mss, nodelay), workload)
+    except WorkloadError as error:
+        raise _fail(TcplabError(f"{FLAGS[error.field]}: {error.message}")) from None
     except (TcplabError, ValueError, OSError, ConnectionError) as error:
         raise _fail(error) from None
     if json_output:
@@ -154,17 +179,17 @@ def measure_client(
 
 def _print_measurement(result: Mapping[str, Any]) -> None:
     end = result["end"]
+    rr = end.get("transactions")
     table = Table(title="goodput per interval (bytes read by the receiver)", box=box.SIMPLE)
-    for column in ("start (s)", "end (s)", "bytes", "rate"):
+    for column in ("start (s)", "end (s)", "bytes", "rate", *(["transactions/s"] if rr else [])):
         table.add_column(column, justify="right")
     for interval in result["intervals"]:
         s = interval["sum"]
-        table.add_row(
-            f"{s['start']:.2f}",
-            f"{s['end']:.2f}",
-            f"{s['bytes']:,}",
-            display.rate(s["bits_per_second"]),
-        )
+        cells = [f"{s['start']:.2f}", f"{s['end']:.2f}", f"{s['bytes']:,}"]
+        cells.append(display.rate(s["bits_per_second"]))
+        if rr:
+            cells.append(f"{s['transactions_per_second']:,.1f}")
+        table.add_row(*cells)
     console.print(table)
     received, sent = end["sum_received"], end["sum_sent"]
     limited = ", ".join(f"{k} {100 * v:.1f} %" for k, v in end["limited_by"].items())
@@ -174,6 +199,13 @@ def _print_measurement(result: Mapping[str, Any]) -> None:
         f"{display.rate(received['bits_per_second'])}; written {sent['bytes']:,} B, "
         f"{sent['retransmits']} retransmitted segments; cc {end['sender_tcp_congestion']}"
     )
+    if rr:
+        latency = rr["latency_us"] or {}
+        spread = ", ".join(f"{k} {v / 1e3:.3f}" for k, v in latency.items())
+        console.print(
+            f"{rr['count']:,} transactions in {rr['seconds']:.3f} s = "
+            f"{rr['transactions_per_second']:,.1f}/s; latency (ms): {spread or 'none'}"
+        )
     console.print(f"limited by: {limited}")
     console.print(
         f"CPU: sender {cpu['host_total']:.1f} %, receiver {cpu['remote_total'] or 0:.1f} %"
@@ -292,6 +324,22 @@ def _number(summary: Mapping[str, Any], key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _transaction_notes(a: str, b: str, sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[str]:
+    """How two request/response results compare: rate and mean latency."""
+    notes = []
+    for key, what in (
+        ("rr.transactions_per_s", "transactions/s"),
+        ("rr.latency_mean_s", "mean latency"),
+    ):
+        va, vb = _number(sa, key), _number(sb, key)
+        if va is None or vb is None or va == 0:
+            continue
+        gap = vb / va - 1
+        within = "within" if abs(gap) <= AGREEMENT else "beyond"
+        notes.append(f"{what}: {b} {100 * gap:+.1f} % against {a} ({within} {AGREEMENT:.0%})")
+    return notes
+
+
 def explain(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Notes that account for a goodput difference beyond AGREEMENT, from the results'
     own numbers (and, where the difference is a known modelling choice, its source)."""
@@ -301,11 +349,14 @@ def explain(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     ga, gb = _number(sa, "goodput_bps"), _number(sb, "goodput_bps")
     if ga is None or gb is None or ga == 0:
         return []
-    notes = []
+    transactions = _transaction_notes(a, b, sa, sb)
     gap = gb / ga - 1
     if abs(gap) <= AGREEMENT:
-        return [f"goodput agrees within {100 * AGREEMENT:.0f} % ({100 * gap:+.1f} %)"]
-    notes.append(f"goodput differs by {100 * gap:+.1f} % ({b} vs {a}); what differs:")
+        return [
+            f"goodput agrees within {100 * AGREEMENT:.0f} % ({100 * gap:+.1f} %)",
+            *transactions,
+        ]
+    notes = [f"goodput differs by {100 * gap:+.1f} % ({b} vs {a}); what differs:", *transactions]
     for key, what in (("retransmits", "retransmitted segments"), ("timeouts", "timeouts")):
         va, vb = _number(sa, key), _number(sb, key)
         if va is not None and vb is not None and va != vb:

@@ -24,11 +24,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
 from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork, HostSetup, require_root
+from tcplab.measure.workload import Workload
 
 NS_PER_S = 1_000_000_000
 PORT = 5210
@@ -87,6 +89,10 @@ PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
 # truncated, so a long fast run cannot exhaust memory.
 PACKET_LOG_RECORDS = 2_000_000
 IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
+# The app kinds the measurement tool runs (message is the simulator's only).
+KINDS = ("bulk", "file", "rr")
+# The latency statistics of the simulator's summary.rr (crates/sim/src/metrics/latency.rs).
+RR_LATENCIES = ("mean", "p50", "p90", "p99", "max")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
@@ -176,9 +182,22 @@ def validate(plan: Mapping[str, Any]) -> None:
             "this scenario on emu (examples/geo-emu.toml does so for the windows-nt4 profile)",
         )
     app = plan["app"]
-    _check(app["kind"] in ("bulk", "file"), "app.kind", f"{app['kind']!r}; accepted: bulk, file")
+    _check(app["kind"] in KINDS, "app.kind", f"{app['kind']!r}; accepted: {', '.join(KINDS)}")
     tool = app.get("tool", "tcplab")
     _check(tool in ("tcplab", "iperf3"), "app.tool", f"{tool!r}; accepted: tcplab, iperf3")
+    if app["kind"] == "rr":
+        _check(
+            tool == "tcplab",
+            "app.tool",
+            'iperf3 has no request/response test; kind = "rr" runs on tcplab\'s own tool '
+            '(tool = "tcplab", the default)',
+        )
+        _check(
+            "write_delay_ns" not in app,
+            "app.write_delay_ns",
+            "an rr client writes each request as soon as the last response is read (netperf "
+            "TCP_RR); there is no pause between writes to set",
+        )
     if tool == "iperf3":
         buffers = {
             tcp[name]
@@ -272,9 +291,37 @@ def _wait_listening(server: subprocess.Popen[str], timeout_s: float) -> None:
         raise EmuError(f"the measurement server did not start: {err.strip() or 'timeout'}")
 
 
+def workload(plan: Mapping[str, Any]) -> Workload:
+    """The measurement client's test for the plan's app."""
+    app = plan["app"]
+    timing = {
+        "duration_ns": plan["duration_ns"],
+        "interval_ns": plan["interval_ns"],
+        "trace_interval_ns": plan["trace_interval_ns"],
+    }
+    if app["kind"] == "rr":
+        # As the simulator runs it: each request in one write, the responses read with
+        # the app's read size (both sides' readers take it).
+        return Workload(
+            kind="rr",
+            request_size=app["request_size"],
+            response_size=app["response_size"],
+            read_size=app.get("read_size"),
+            **timing,
+        )
+    return Workload(
+        kind=app["kind"],
+        file_bytes=app["bytes"],
+        message_size=app["message_size"],
+        write_delay_ns=app.get("write_delay_ns", 0),
+        **timing,
+    )
+
+
 def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     sender, receiver = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
     app = plan["app"]
+    test = asdict(workload(plan))
     duration_s = plan["duration_ns"] / NS_PER_S
     child = [sys.executable, "-m", "tcplab.measure.child"]
     server_config = {
@@ -292,15 +339,7 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "host": RECEIVER_ADDRESS,
         "port": PORT,
         "options": _options(sender, receiver=False),
-        "test": {
-            "kind": app["kind"],
-            "duration_ns": plan["duration_ns"],
-            "file_bytes": app["bytes"],
-            "message_size": app["message_size"],
-            "write_delay_ns": app.get("write_delay_ns", 0),
-            "interval_ns": plan["interval_ns"],
-            "trace_interval_ns": plan["trace_interval_ns"],
-        },
+        "test": test,
     }
     client = net.popen(0, [*child, json.dumps(client_config)])
     try:
@@ -470,6 +509,9 @@ def to_result(
         }
     ]
     summary.update(_host_summary(goodput, summary["emu"]))
+    rr = _transactions(end.get("transactions"))
+    if rr is not None:
+        summary["rr"] = rr
     return {
         "summary": summary,
         "flows": flows,
@@ -477,6 +519,19 @@ def to_result(
         "links": links,
         "series": series,
         "trace": _trace(trace),
+    }
+
+
+def _transactions(measured: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An rr test's transactions as the simulator's `summary.rr` has them; None without a
+    completed transaction, as the simulator leaves the key out then."""
+    if not measured or not measured["latency_us"]:
+        return None
+    latency = measured["latency_us"]
+    return {
+        "transactions": measured["count"],
+        "transactions_per_s": measured["transactions_per_second"],
+        **{f"latency_{name}_s": latency[name] / 1e6 for name in RR_LATENCIES},
     }
 
 

@@ -12,6 +12,7 @@ import sys
 
 from tcplab.measure import client, server
 from tcplab.measure.common import TcpOptions
+from tcplab.measure.workload import Workload
 
 
 def main(argv: list[str]) -> int:
@@ -27,7 +28,7 @@ def main(argv: list[str]) -> int:
             accept_timeout_s=config["accept_timeout_s"],
         )
         return 0
-    result = client.run(config["host"], config["port"], options, **config["test"])
+    result = client.run(config["host"], config["port"], options, Workload(**config["test"]))
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
 

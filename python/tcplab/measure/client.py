@@ -1,11 +1,14 @@
-"""`tcplab measure client`: sends a bulk stream or a file to a `tcplab measure server`.
+"""`tcplab measure client`: sends a bulk stream or a file to a `tcplab measure server`, or
+runs request/response transactions with it.
 
 The client writes `message_size` bytes per call (netperf -m), optionally sleeping
 `write_delay` between calls, for `duration` (bulk) or until `bytes` are written (file);
-a thread samples the socket's TCP_INFO every `trace_interval`. The result is shaped like
-iperf3's JSON (`start`, `intervals`, `end`), but its intervals count bytes where the
-receiving application read them, not where the sender wrote them (iperf3 issues #692,
-#1032), and `end` adds the limited-by attribution and both sides' CPU time.
+an rr test runs transactions for `duration` or up to a count, timing each one
+(tcplab.measure.transactions). A thread samples the socket's TCP_INFO every
+`trace_interval`. The result is shaped like iperf3's JSON (`start`, `intervals`, `end`),
+but its intervals count bytes where the receiving application read them, not where the
+sender wrote them (iperf3 issues #692, #1032), and `end` adds the limited-by attribution
+and both sides' CPU time (and an rr test's `transactions`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcplab.measure import tcpinfo
+from tcplab.measure import tcpinfo, transactions
 from tcplab.measure.common import (
     PROTOCOL,
     Control,
@@ -29,6 +32,7 @@ from tcplab.measure.common import (
     cpu_times,
     now_ns,
 )
+from tcplab.measure.workload import Workload
 
 NS_PER_S = 1_000_000_000
 STEP_TIMEOUT_S = 30.0
@@ -123,34 +127,21 @@ def _write(
     return written
 
 
-def run(
-    host: str,
-    port: int,
-    options: TcpOptions,
-    *,
-    kind: str,
-    duration_ns: int,
-    file_bytes: int | None,
-    message_size: int,
-    write_delay_ns: int,
-    interval_ns: int,
-    trace_interval_ns: int,
-) -> dict[str, Any]:
+def run(host: str, port: int, options: TcpOptions, workload: Workload) -> dict[str, Any]:
     """Run one test against the server at host:port; returns the iperf3-shaped result."""
-    if kind not in ("bulk", "file"):
-        raise ValueError(f"kind must be bulk or file, not {kind!r}")
-    if (kind == "file") != (file_bytes is not None):
-        raise ValueError("a file test needs a byte count, and only a file test takes one")
     control_sock = socket.create_connection((host, port), timeout=STEP_TIMEOUT_S)
+    rr: transactions.ClientSide | None = None
     with control_sock:
         control = Control(control_sock)
         control.send(
             {
                 "protocol": PROTOCOL,
-                "kind": kind,
-                "duration_ns": duration_ns,
-                "bytes": file_bytes,
-                "interval_ns": interval_ns,
+                "kind": workload.kind,
+                "duration_ns": workload.duration_ns,
+                "bytes": workload.file_bytes,
+                "interval_ns": workload.interval_ns,
+                "request_size": workload.request_size,
+                "response_size": workload.response_size,
                 "boot_id": boot_id(),
             }
         )
@@ -166,19 +157,25 @@ def run(
             data.connect((host, port))
             established_ns = now_ns()
             data.setblocking(False)
-            sampler = _Sampler(data, t0, trace_interval_ns)
+            sampler = _Sampler(data, t0, workload.trace_interval_ns)
             sampler.start()
-            deadline_ns = t0 + duration_ns
-            written = _write(
-                data, memoryview(bytes(message_size)), deadline_ns, file_bytes, write_delay_ns
-            )
-            end_ns = min(now_ns(), deadline_ns) if kind == "bulk" else now_ns()
+            deadline_ns = t0 + workload.duration_ns
+            if workload.kind == "rr":
+                rr = transactions.ClientSide(t0, workload.interval_ns)
+                transactions.run_client(data, rr, workload, deadline_ns)
+                written = rr.written
+                end_ns = rr.last_end_ns if rr.ended_by == "transactions" else deadline_ns
+            else:
+                message = memoryview(bytes(workload.message_size or 0))
+                limit = workload.file_bytes
+                written = _write(data, message, deadline_ns, limit, workload.write_delay_ns)
+                end_ns = min(now_ns(), deadline_ns) if workload.kind == "bulk" else now_ns()
             final = tcpinfo.read(data)
-            if kind == "bulk" or written < (file_bytes or 0):
+            if workload.kind != "file" or written < (workload.file_bytes or 0):
                 control.send({"event": "stop"})
             else:
                 data.shutdown(socket.SHUT_WR)
-            report = control.receive(REPORT_TIMEOUT_S + duration_ns / NS_PER_S)
+            report = control.receive(REPORT_TIMEOUT_S + workload.duration_ns / NS_PER_S)
             sampler.done.set()
             sampler.join()
             cpu = cpu_report(cpu_start, (now_ns() - t0) / NS_PER_S)
@@ -194,14 +191,8 @@ def run(
             data.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         counters = {k: v - counters_before.get(k, 0) for k, v in netstat().items()}
     established_us = (end_ns - established_ns) / 1e3
-    return _result(
-        kind=kind,
-        duration_ns=duration_ns,
-        file_bytes=file_bytes,
-        message_size=message_size,
-        write_delay_ns=write_delay_ns,
-        interval_ns=interval_ns,
-        trace_interval_ns=trace_interval_ns,
+    result = _result(
+        workload=workload,
         options=options,
         connected=connected,
         sender=sender,
@@ -215,38 +206,25 @@ def run(
         cpu=cpu,
         counters=counters,
     )
+    if rr is not None:
+        _add_transactions(result, workload, rr, report, final)
+    return result
 
 
-def _result(
-    *,
-    kind: str,
-    duration_ns: int,
-    file_bytes: int | None,
-    message_size: int,
-    write_delay_ns: int,
-    interval_ns: int,
-    trace_interval_ns: int,
-    options: TcpOptions,
-    connected: dict[str, Any],
-    sender: dict[str, Any],
-    server: dict[str, Any],
-    report: dict[str, Any],
-    written: int,
-    end_s: float,
-    final: tcpinfo.TcpInfo,
-    established_us: float,
-    trace: list[dict[str, Any]],
-    cpu: dict[str, float],
-    counters: dict[str, int],
-) -> dict[str, Any]:
-    completed = bool(report.get("completed")) if kind == "file" else True
-    if kind == "file" and completed:
-        elapsed_s = float(report["last_byte_s"])
-    else:
-        elapsed_s = duration_ns / NS_PER_S
+def _elapsed_s(workload: Workload, report: dict[str, Any], end_s: float) -> float:
+    """The test's length: a complete file's last byte, an rr test's last transaction when
+    it stopped at its count, the duration otherwise."""
+    if workload.kind == "file" and report.get("completed"):
+        return float(report["last_byte_s"])
+    if workload.kind == "rr":
+        return end_s
+    return workload.duration_ns / NS_PER_S
+
+
+def _intervals(counts: list[int], interval_ns: int, elapsed_s: float) -> list[dict[str, Any]]:
     intervals = []
     start = 0.0
-    for index, count in enumerate(report["interval_bytes"]):
+    for index, count in enumerate(counts):
         end = min((index + 1) * interval_ns / NS_PER_S, elapsed_s)
         seconds = end - start
         intervals.append(
@@ -261,6 +239,28 @@ def _result(
             }
         )
         start = end
+    return intervals
+
+
+def _result(
+    *,
+    workload: Workload,
+    options: TcpOptions,
+    connected: dict[str, Any],
+    sender: dict[str, Any],
+    server: dict[str, Any],
+    report: dict[str, Any],
+    written: int,
+    end_s: float,
+    final: tcpinfo.TcpInfo,
+    established_us: float,
+    trace: list[dict[str, Any]],
+    cpu: dict[str, float],
+    counters: dict[str, int],
+) -> dict[str, Any]:
+    kind = workload.kind
+    completed = bool(report.get("completed")) if kind == "file" else True
+    elapsed_s = _elapsed_s(workload, report, end_s)
     received = int(report["bytes"])
     remote_cpu = report.get("cpu", {})
     return {
@@ -271,19 +271,22 @@ def _result(
             "test_start": {
                 "protocol": "TCP",
                 "kind": kind,
-                "duration": duration_ns / NS_PER_S,
-                "bytes": file_bytes,
-                "blksize": message_size,
-                "write_delay": write_delay_ns / NS_PER_S,
-                "interval": interval_ns / NS_PER_S,
-                "trace_interval": trace_interval_ns / NS_PER_S,
+                "duration": workload.duration_ns / NS_PER_S,
+                "bytes": workload.file_bytes,
+                "blksize": workload.message_size,
+                "write_delay": workload.write_delay_ns / NS_PER_S,
+                "interval": workload.interval_ns / NS_PER_S,
+                "trace_interval": workload.trace_interval_ns / NS_PER_S,
+                "request_size": workload.request_size,
+                "response_size": workload.response_size,
+                "transactions": workload.transactions,
             },
             "requested": options.to_dict(),
             "sender": sender,
             "receiver": report.get("receiver", server),
             "origin": report.get("origin"),
         },
-        "intervals": intervals,
+        "intervals": _intervals(report["interval_bytes"], workload.interval_ns, elapsed_s),
         "trace": trace,
         "end": {
             "sum_sent": {
@@ -318,3 +321,55 @@ def _result(
             "netstat": counters,
         },
     }
+
+
+def _add_transactions(
+    result: dict[str, Any],
+    workload: Workload,
+    rr: transactions.ClientSide,
+    report: dict[str, Any],
+    final: tcpinfo.TcpInfo,
+) -> None:
+    """An rr test's result: both directions' bytes in the intervals and the sums (each
+    side's reads, as the simulator counts an rr flow's delivered bytes), the transactions
+    per interval, and `end.transactions`.
+
+    Both hosts send in an rr test, so the sums' retransmissions and segments are both
+    sides' too; TCP_INFO, limited-by and the trace stay the client's sender's.
+    """
+    end = result["end"]
+    elapsed_s = end["sum_received"]["seconds"]
+    requests = report["interval_bytes"]
+    count = max(len(requests), len(rr.interval_bytes), len(rr.interval_transactions))
+    both = [_at(requests, k) + _at(rr.interval_bytes, k) for k in range(count)]
+    result["intervals"] = _intervals(both, workload.interval_ns, elapsed_s)
+    for k, interval in enumerate(result["intervals"]):
+        done = _at(rr.interval_transactions, k)
+        seconds = interval["sum"]["seconds"]
+        interval["sum"]["transactions"] = done
+        interval["sum"]["transactions_per_second"] = done / seconds if seconds > 0 else 0.0
+    remote = report.get("tcp_info") or {}
+    sent = end["sum_sent"]
+    sent["bytes"] += int(report.get("bytes_written") or 0)
+    sent["retransmits"] = (final["total_retrans"] or 0) + (remote.get("total_retrans") or 0)
+    sent["segments"] = (final["data_segs_out"] or 0) + (remote.get("data_segs_out") or 0)
+    received = end["sum_received"]
+    received["bytes"] += rr.received
+    received["bits_per_second"] = 8 * received["bytes"] / elapsed_s if elapsed_s > 0 else 0.0
+    n = len(rr.latencies_ns)
+    end["transactions"] = {
+        "count": n,
+        "seconds": elapsed_s,
+        "transactions_per_second": n / elapsed_s if elapsed_s > 0 else 0.0,
+        "ended_by": rr.ended_by,
+        "requests_served": report.get("requests_served"),
+        "request_bytes_read": int(report["bytes"]),
+        "response_bytes_read": rr.received,
+        "latency_us": transactions.latency_summary(rr.latencies_ns),
+        # Each transaction's latency, in order (monotonic clock, ns resolution).
+        "latency_samples_us": [t / 1e3 for t in rr.latencies_ns],
+    }
+
+
+def _at(values: list[int], index: int) -> int:
+    return values[index] if index < len(values) else 0

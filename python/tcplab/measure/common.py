@@ -31,6 +31,15 @@ def now_ns() -> int:
     return time.monotonic_ns()
 
 
+def add_to_interval(bins: list[int], since_ns: int, interval_ns: int, n: int) -> None:
+    """Add `n` to the interval that `since_ns` (from the test's origin) falls in; an
+    interval includes its end, so an event exactly at 1 s belongs to the first second."""
+    index = max(since_ns - 1, 0) // interval_ns
+    if index >= len(bins):
+        bins.extend([0] * (index + 1 - len(bins)))
+    bins[index] += n
+
+
 def boot_id() -> str:
     """Identifies this kernel's boot: two sides with the same one share CLOCK_MONOTONIC."""
     try:

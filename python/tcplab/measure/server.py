@@ -3,10 +3,11 @@
 Each test: a control connection brings the client's parameters; the server answers with
 its settings; the client announces the moment it calls connect() (its CLOCK_MONOTONIC),
 then opens the data connection. The server reads the data with `read_size` calls, adds
-each read to the interval it completes in, and, when the client says stop (bulk) or the
-data ends (file), sends back its report on the control connection. Intervals start at the
-client's connect() call when both sides share a clock (same boot_id: the emulator's two
-namespaces), and at the data connection's accept() otherwise.
+each read to the interval it completes in, and, when the client says stop (bulk, rr) or
+the data ends (file), sends back its report on the control connection. In an rr test it
+answers each request read in full with a response (tcplab.measure.transactions).
+Intervals start at the client's connect() call when both sides share a clock (same
+boot_id: the emulator's two namespaces), and at the data connection's accept() otherwise.
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ from tcplab.measure.common import (
     Control,
     TcpOptions,
     actual_options,
+    add_to_interval,
     boot_id,
     cpu_report,
     cpu_times,
     now_ns,
 )
+from tcplab.measure.transactions import Responder
+from tcplab.measure.workload import KINDS
 
 NS_PER_S = 1_000_000_000
 # How long the server waits for a client's next step (control message, data connection).
@@ -79,6 +83,9 @@ def _one_test(
     kind = params["kind"]
     if interval_ns <= 0 or not 0 < duration_ns <= MAX_TEST_S * NS_PER_S:
         raise ConnectionError("interval and duration must be positive and bounded")
+    if kind not in KINDS:
+        raise ConnectionError(f"the client asked for a {kind!r} test; accepted: {', '.join(KINDS)}")
+    responder = _responder(params)
     control.send({"event": "ready", "server": actual_options(listener)})
     connecting = control.receive(STEP_TIMEOUT_S)
     same_clock = params.get("boot_id") == boot_id() and params.get("boot_id") != ""
@@ -89,7 +96,7 @@ def _one_test(
     with data:
         clamp = _Clamp(data, window_clamp)
         return _receive(
-            data, control, read_size, kind, params, origin_ns, accept_ns, same_clock, clamp
+            data, control, read_size, params, responder, origin_ns, accept_ns, same_clock, clamp
         )
 
 
@@ -123,12 +130,25 @@ class _Clamp:
             self.enforce()
 
 
+def _responder(params: dict[str, Any]) -> Responder | None:
+    """The request/response side of an rr test; None for the other kinds."""
+    if params["kind"] != "rr":
+        return None
+    request, response = params.get("request_size"), params.get("response_size")
+    if not all(isinstance(n, int) and n > 0 for n in (request, response)):
+        raise ConnectionError(
+            f"an rr test needs positive request and response sizes, not {request!r} and "
+            f"{response!r}"
+        )
+    return Responder(int(request), int(response))
+
+
 def _receive(
     data: socket.socket,
     control: Control,
     read_size: int,
-    kind: str,
     params: dict[str, Any],
+    responder: Responder | None,
     origin_ns: int,
     accept_ns: int,
     same_clock: bool,
@@ -142,6 +162,9 @@ def _receive(
     total = late = 0
     first_ns = last_ns = None
     buffer = bytearray(read_size)
+    # Non-blocking, so that a response larger than the send buffer never holds the loop
+    # past its deadline.
+    data.setblocking(False)
     selector = selectors.DefaultSelector()
     selector.register(data, selectors.EVENT_READ, "data")
     selector.register(control.sock, selectors.EVENT_READ, "control")
@@ -152,30 +175,39 @@ def _receive(
         remaining_s = (hard_deadline_ns - now_ns()) / NS_PER_S
         if remaining_s <= 0:
             break
-        for key, _ in selector.select(timeout=remaining_s):
+        if responder is not None:
+            wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if responder.pending else 0)
+            selector.modify(data, wanted, "data")
+        for key, events in selector.select(timeout=remaining_s):
             if key.data == "control":
                 message = control.receive(STEP_TIMEOUT_S)
                 if message.get("event") == "stop":
                     ended_by, running = "stop", False
                     break
                 continue
-            n = data.recv_into(buffer, read_size)
+            if events & selectors.EVENT_WRITE and responder is not None:
+                responder.send(data)
+            if not events & selectors.EVENT_READ:
+                continue
+            try:
+                n = data.recv_into(buffer, read_size)
+            except BlockingIOError:
+                continue
             if n == 0:
                 ended_by, running = "eof", False
                 break
             t = now_ns()
             clamp.after_read()
+            if responder is not None:
+                responder.received(n)
             since = t - origin_ns
             if first_ns is None:
                 first_ns = t
             last_ns = t
-            if kind == "bulk" and since > duration_ns:
+            if params["kind"] != "file" and since > duration_ns:
                 late += n  # after the test's end; the client stops writing at its end
                 continue
-            index = max(since - 1, 0) // interval_ns
-            if index >= len(bins):
-                bins.extend([0] * (index + 1 - len(bins)))
-            bins[index] += n
+            add_to_interval(bins, since, interval_ns, n)
             total += n
             if expected is not None and total >= expected:
                 ended_by, running = "complete", False
@@ -191,6 +223,8 @@ def _receive(
         "interval_bytes": bins,
         "bytes": total,
         "late_bytes": late,
+        "bytes_written": 0 if responder is None else responder.written,
+        "requests_served": None if responder is None else responder.served,
         "first_byte_s": None if first_ns is None else (first_ns - origin_ns) / NS_PER_S,
         "last_byte_s": None if last_ns is None else (last_ns - origin_ns) / NS_PER_S,
         "ended_by": ended_by,
