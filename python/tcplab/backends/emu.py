@@ -89,7 +89,7 @@ PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
 # truncated, so a long fast run cannot exhaust memory.
 PACKET_LOG_RECORDS = 2_000_000
 IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
-# The app kinds the measurement tool runs (message is the simulator's only).
+# The app kinds the measurement tool runs (message and media are the simulator's only).
 KINDS = ("bulk", "file", "rr")
 # The latency statistics of the simulator's summary.rr (crates/sim/src/metrics/latency.rs).
 RR_LATENCIES = ("mean", "p50", "p90", "p99", "max")
