@@ -99,13 +99,18 @@ def test_seed004_lays_out_table1_and_checks_cubic_against_reno(
     assert totals["10 s transfer, reno, IW 10"]["paper"] == pytest.approx(22.30 * 2**20)
     assert totals["10 s transfer, cubic, IW 2560"]["paper"] == pytest.approx(28.32 * 2**20)
     assert all(c["tcplab"] > 0 for c in data["comparisons"])
-    assert len(data["checks"]) == 3
+    assert len(data["checks"]) == 4
     assert all(check["status"] in (HELD, NOT_HELD) for check in data["checks"])
+    # Issue 7, item 4: the PEP with CUBIC IW 2560 on the satellite side beats the unsplit
+    # connection end to end, and the report shows both.
+    assert data["checks"][3]["status"] == HELD, data["checks"][3]
     html = (quick["seed004"] / "report.html").read_text()
     assert "Table 1: MiB per second" in html
     assert "cubic, IW 2560 (paper)" in html and "cubic, IW 2560 (tcplab)" in html
     assert "9.00-10.00" in html
-    assert len(assert_renders(quick["seed004"] / "report.html", "reproduce-seed004", tmp_path)) == 3
+    assert "End to end through a PEP" in html
+    assert "unsplit (reno, IW 10)" in html and "PEP, satellite side cubic, IW 2560" in html
+    assert len(assert_renders(quick["seed004"] / "report.html", "reproduce-seed004", tmp_path)) == 4
 
 
 def test_report_command_renders_a_reproduction_again(

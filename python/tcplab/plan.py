@@ -20,6 +20,7 @@ from tcplab.spec import (
     App,
     Host,
     Link,
+    Pep,
     Queue,
     Router,
     Spec,
@@ -242,8 +243,15 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
     """The path form's one app, or the topology form's routers, link nodes and flows (node
     ids count the hosts first, then the routers)."""
     if not spec.flows:
-        return {**plan, "app": _app(spec.app)}
-    names = [h.name for h in spec.hosts] + [r.name for r in spec.routers]
+        # The router after link k is node k + 2.
+        peps = [
+            _pep(pep, pep.after_link + 2) for pep in spec.peps or () if pep.after_link is not None
+        ]
+        return {**plan, "app": _app(spec.app), **({"peps": peps} if peps else {})}
+    # Node ids: the hosts, the scenario's routers, then its PEPs (routers that split
+    # connections).
+    peps = list(spec.peps or ())
+    names = [h.name for h in spec.hosts] + [r.name for r in spec.routers] + [p.name for p in peps]
     node = {name: index for index, name in enumerate(names)}
     for link_plan, link in zip(plan["links"], spec.links, strict=True):
         link_plan["nodes"] = [node[name] for name in link.between or ()]
@@ -257,4 +265,18 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
         }
         for flow, app in zip(spec.flows, spec.flow_apps(), strict=True)
     ]
-    return {**plan, "routers": [_router(r) for r in spec.routers], "flows": flows}
+    routers = [_router(r) for r in spec.routers] + [{"name": pep.name} for pep in peps]
+    plan = {**plan, "routers": routers, "flows": flows}
+    if peps:
+        plan["peps"] = [_pep(pep, node[pep.name]) for pep in peps]
+    return plan
+
+
+def _pep(pep: Pep, node: int) -> dict[str, Any]:
+    return {
+        "name": pep.name,
+        "node": node,
+        "buffer": pep.buffer,
+        "client_side": _tcp(pep.tcp_client_side),
+        "server_side": _tcp(pep.tcp_server_side),
+    }

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from tcplab.spec import App
 
 RESULT_PARTS = ("summary", "flows", "hosts", "links", "media", "series", "trace", "messages")
-# Parts only a run with ATM links has (docs/models/atm.md); absent from other results' JSON.
-ATM_PARTS = ("atm_ports", "atm_queue")
+# Parts only some runs have, absent from other results' JSON: ATM links' ports and queues
+# (docs/models/atm.md) and the connections of flows a PEP splits (docs/models/pep.md).
+OPTIONAL_PARTS = ("atm_ports", "atm_queue", "segments")
 RESULT_FILE = "result.json"
 
 
@@ -32,6 +33,9 @@ class RunResult:
     A result of several repetitions keeps each one in `runs`; its `summary` holds the mean of
     every numeric field with `<field>_std` and `<field>_ci95` beside it, and its rows and
     series are those of all repetitions with a `repetition` column added.
+
+    `segments` has a row per TCP connection of each flow a PEP splits (docs/models/pep.md);
+    it is empty without PEPs, and then left out of the JSON.
 
     `captures` maps each packet capture's name to its pcap file's bytes ("links.0"; with
     repetitions, "links.0.rep0", "links.0.rep1", ...). They are not part of the JSON;
@@ -51,6 +55,7 @@ class RunResult:
     atm_ports: list[dict[str, Any]] = field(default_factory=list)
     atm_queue: dict[str, list[Any]] = field(default_factory=dict)
     runs: list[RunResult] = field(default_factory=list)
+    segments: list[dict[str, Any]] = field(default_factory=list)
     captures: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -69,7 +74,7 @@ class RunResult:
             )
         return cls(
             **{part: raw[part] for part in RESULT_PARTS},
-            **{part: raw[part] for part in ATM_PARTS if part in raw},
+            **{part: raw[part] for part in OPTIONAL_PARTS if part in raw},
             meta=meta,
             captures=dict(raw.get("captures", {})),
         )
@@ -92,6 +97,7 @@ class RunResult:
             if any(run.atm_queue for run in runs)
             else {},
             runs=list(runs),
+            segments=_stack_rows([run.segments for run in runs]),
             captures={
                 f"{name}.rep{repetition}": pcap
                 for repetition, run in enumerate(runs)
@@ -103,7 +109,7 @@ class RunResult:
         """Plain JSON values; repetitions appear under `runs` by their meta and summary only,
         since their rows and series are already in this result's own."""
         data: dict[str, Any] = {part: getattr(self, part) for part in RESULT_PARTS}
-        data.update({part: getattr(self, part) for part in ATM_PARTS if getattr(self, part)})
+        data.update({part: getattr(self, part) for part in OPTIONAL_PARTS if getattr(self, part)})
         data["meta"] = self.meta
         if self.runs:
             data["runs"] = [{"meta": run.meta, "summary": run.summary} for run in self.runs]
@@ -146,6 +152,10 @@ class RunResult:
     def flows_frame(self) -> pd.DataFrame:
         """One row per flow."""
         return pd.DataFrame(self.flows)
+
+    def segments_frame(self) -> pd.DataFrame:
+        """One row per TCP connection of each flow a PEP splits; empty without PEPs."""
+        return pd.DataFrame(self.segments)
 
     def hosts_frame(self) -> pd.DataFrame:
         """One row per host: CPU utilisation, goodput per unit of CPU, NIC ring drops."""

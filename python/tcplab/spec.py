@@ -56,6 +56,7 @@ __all__ = [
     "Host",
     "Link",
     "MediaObjectives",
+    "Pep",
     "Queue",
     "Router",
     "Spec",
@@ -731,6 +732,28 @@ class Router(_Model):
     )
 
 
+class Pep(_Model):
+    """A split-connection Performance Enhancing Proxy (RFC 3135 §2.4; docs/models/pep.md):
+    it terminates each TCP connection that crosses it and relays the bytes onto a second
+    connection of its own."""
+
+    name: Name
+    after_link: int | None = Field(
+        None,
+        ge=0,
+        description="path form: the PEP sits between links after_link and after_link + 1",
+    )
+    buffer: Size = Field(
+        "4MiB", validate_default=True, description="the relay's buffer between the connections"
+    )
+    tcp_client_side: Tcp = Field(
+        default_factory=Tcp, description="TCP of the connection the PEP accepts from a flow's src"
+    )
+    tcp_server_side: Tcp = Field(
+        default_factory=Tcp, description="TCP of the connection the PEP opens to the flow's dst"
+    )
+
+
 class Flow(_Model):
     """One TCP connection: `src` opens it to `dst`, and the app runs over it."""
 
@@ -778,6 +801,10 @@ class Spec(_Model):
         None, description="several connections, each between two hosts, over the links"
     )
     trace: Trace | None = Field(None, description="packet captures (sim backend)")
+    # None rather than an empty list, so that scenarios without PEPs hash as before.
+    peps: list[Pep] | None = Field(
+        None, description="split-connection proxies between links (sim backend)"
+    )
     sweep: Sweep | None = Field(None, description="run the scenario over a grid of field values")
 
     @field_validator("hosts")
@@ -857,7 +884,7 @@ class Spec(_Model):
     @model_validator(mode="after")
     def _who_talks_to_whom(self) -> Spec:
         # Problems that involve several fields name their field in the message itself.
-        problems = _topology_problems(self) + _wlan_problems(self)
+        problems = _topology_problems(self) + _wlan_problems(self) + _pep_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -885,7 +912,8 @@ def _topology_problems(spec: Spec) -> list[str]:
             if link.between is not None
         ]
         return problems
-    nodes = set(hosts)
+    # A PEP is a node that links name too (its own problems are _pep_problems').
+    nodes = set(hosts) | {pep.name for pep in spec.peps or ()}
     atm_switches = {r.name for r in spec.routers if r.switch is not None}
     for i, router in enumerate(spec.routers):
         if router.name in nodes:
@@ -997,6 +1025,54 @@ def _mtu_problems(spec: Spec) -> list[str]:
 
 
 _MEDIUM_SETTINGS = ("ack_rate", "preamble", "retry_limit", "ap_queue")
+
+
+def _pep_problems(spec: Spec) -> list[str]:
+    """PEPs sit between two links: at a position of the path, or at a node links name."""
+    problems = []
+    taken = {h.name for h in spec.hosts} | {r.name for r in spec.routers}
+    positions: dict[int, int] = {}
+    for i, pep in enumerate(spec.peps or ()):
+        if pep.name in taken:
+            problems.append(f"peps.{i}.name: {pep.name!r} is already a host, router or PEP")
+        taken.add(pep.name)
+        if spec.flows:
+            if pep.after_link is not None:
+                problems.append(
+                    f"peps.{i}.after_link: only without [[flows]]; with them, name the PEP in"
+                    " the `between` of the links it joins"
+                )
+            elif not any(pep.name in (link.between or ()) for link in spec.links):
+                problems.append(f"peps.{i}.name: no link's `between` names {pep.name!r}")
+            continue
+        last = len(spec.links) - 2
+        if pep.after_link is None:
+            problems.append(
+                f"peps.{i}.after_link: required without [[flows]]: the PEP sits between links"
+                " after_link and after_link + 1"
+            )
+        elif pep.after_link > last:
+            problems.append(
+                f"peps.{i}.after_link: {pep.after_link} has no link after it; the path's"
+                f" links are 0 to {len(spec.links) - 1}, so 0 to {last}"
+                if last >= 0
+                else f"peps.{i}.after_link: a PEP needs a link on each side; the path has one"
+            )
+        elif pep.after_link in positions:
+            problems.append(
+                f"peps.{i}.after_link: peps.{positions[pep.after_link]} already sits after"
+                f" link {pep.after_link}"
+            )
+        else:
+            positions[pep.after_link] = i
+    # An rr flow carries data both ways, and a media stream's messages are timed at its
+    # destination's receiver; the topology form's flows are checked on their routes by the
+    # simulator.
+    if spec.peps and not spec.flows and spec.app.kind in ("rr", "media"):
+        problems.append(
+            f"app.kind: a PEP relays one-way transfers (bulk, file, message), not {spec.app.kind!r}"
+        )
+    return problems
 
 
 def _message(error: ErrorDetails) -> str:

@@ -32,7 +32,8 @@ MANIFEST_FILE = "manifest.json"
 META_FILE = "meta.json"
 RUNS_DIR = "runs"
 FAILURES_DIR = "failures"
-TABLES = RESULT_PARTS
+# segments: only runs with a PEP have the file.
+TABLES = (*RESULT_PARTS, "segments")
 # The run's identity in every table, and the rest of its metadata in the summary row.
 KEY_COLUMNS = ("run_id", "point_id", "repetition")
 META_COLUMNS = (*KEY_COLUMNS, "seed", "spec_hash", "backend", "tcplab_version")
@@ -101,6 +102,8 @@ class Store:
             "trace": _columns_table(keys, result["trace"]),
             "messages": _columns_table(keys, result["messages"]),
         }
+        if result.get("segments"):
+            tables["segments"] = _rows_table([{**keys, **row} for row in result["segments"]])
         for name, table in tables.items():
             pq.write_table(table, temporary / f"{name}.parquet")
         if final.exists():
@@ -154,6 +157,12 @@ class Store:
     def flows(self) -> pd.DataFrame:
         """One row per flow of each run."""
         return self._table("flows")
+
+    def segments(self) -> pd.DataFrame:
+        """One row per connection of each flow a PEP split; empty when no run has a PEP."""
+        if not any((folder / "segments.parquet").exists() for folder in self._run_folders()):
+            return pd.DataFrame()
+        return self._table("segments")
 
     def hosts(self) -> pd.DataFrame:
         """One row per host of each run (CPU utilisation, goodput per CPU, ring drops)."""

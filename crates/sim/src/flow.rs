@@ -10,7 +10,7 @@ use crate::engine::Nanos;
 use crate::host::{Reader, Writer};
 use crate::media::MediaStream;
 use crate::metrics::LimitClock;
-use crate::plan::{AppKind, FlowPlan, HostPlan, Transport};
+use crate::plan::{AppKind, FlowPlan, TcpPlan, Transport};
 use crate::tcp::{Receiver, ReceiverConfig, Sender, SenderConfig};
 
 /// Wake-up bookkeeping for a timer: stale wake-ups are harmless (the owner checks its own
@@ -65,6 +65,14 @@ pub struct Transactions {
 }
 
 pub struct Flow {
+    /// The scenario's flow this connection carries: a PEP splits one flow into several
+    /// connections (segments), numbered from the flow's source.
+    pub flow: usize,
+    pub segment: usize,
+    /// The PEP relay this connection's receiving application writes into (it ends at a
+    /// PEP), and the one that writes into its sender (it starts at a PEP).
+    pub feeds: Option<usize>,
+    pub fed_by: Option<usize>,
     pub kind: AppKind,
     pub hosts: [usize; 2],
     /// Channels from side 0 to side 1, and back.
@@ -84,8 +92,7 @@ pub struct Flow {
     pub media: Option<MediaStream>,
 }
 
-fn sender(host: &HostPlan) -> Sender {
-    let tcp = &host.tcp;
+fn sender(tcp: &TcpPlan) -> Sender {
     Sender::new(SenderConfig {
         cc: tcp.cc.clone(),
         mss: tcp.mss,
@@ -103,8 +110,7 @@ fn sender(host: &HostPlan) -> Sender {
     })
 }
 
-fn receiver(host: &HostPlan) -> Receiver {
-    let tcp = &host.tcp;
+fn receiver(tcp: &TcpPlan) -> Receiver {
     Receiver::new(ReceiverConfig {
         mss: tcp.mss,
         rcvbuf: tcp.rcvbuf,
@@ -133,15 +139,23 @@ fn side(host: usize) -> Side {
 }
 
 impl Flow {
-    pub fn new(plan: &FlowPlan, hosts: &[HostPlan], routes: [Vec<usize>; 2], seed: u64) -> Self {
+    /// Flow `flow` of the scenario, or one segment of it, between `plan.src` and `plan.dst`
+    /// whose TCP settings are `tcp`.
+    pub fn new(
+        flow: usize,
+        plan: &FlowPlan,
+        tcp: [&TcpPlan; 2],
+        routes: [Vec<usize>; 2],
+        seed: u64,
+    ) -> Self {
         let app = &plan.app;
         let (mut client, mut server) = (side(plan.src), side(plan.dst));
         let media = (app.kind == AppKind::Media)
             .then(|| app.streams.first().map(|s| MediaStream::new(s, seed)))
             .flatten();
         if media.as_ref().is_none_or(|m| m.transport == Transport::Tcp) {
-            client.tx = Some(sender(&hosts[plan.src]));
-            server.rx = Some(receiver(&hosts[plan.dst]));
+            client.tx = Some(sender(tcp[0]));
+            server.rx = Some(receiver(tcp[1]));
             server.reader = Some(Reader::new(app.read_size));
         }
         let mut rr = None;
@@ -150,9 +164,9 @@ impl Flow {
                 let request = app.request_size.unwrap_or(1);
                 let response = app.response_size.unwrap_or(1);
                 client.writer = Some(Writer::new(request, Some(request), 0));
-                client.rx = Some(receiver(&hosts[plan.src]));
+                client.rx = Some(receiver(tcp[0]));
                 client.reader = Some(Reader::new(app.read_size));
-                server.tx = Some(sender(&hosts[plan.dst]));
+                server.tx = Some(sender(tcp[1]));
                 server.writer = Some(Writer::new(response, Some(0), 0));
                 rr = Some(Transactions {
                     request,
@@ -173,6 +187,10 @@ impl Flow {
             }
         }
         Self {
+            flow,
+            segment: 0,
+            feeds: None,
+            fed_by: None,
             kind: app.kind,
             hosts: [plan.src, plan.dst],
             routes,

@@ -14,6 +14,7 @@ pub mod host;
 pub mod media;
 pub mod metrics;
 pub mod net;
+mod pep;
 pub mod plan;
 pub mod result;
 mod sim;

@@ -10,11 +10,13 @@
 mod atm;
 mod flows;
 mod media;
+mod peps;
 mod wlan;
 
 pub use atm::{AtmPlan, DiscardPlan, SwitchPlan, TCP_IP_HEADER_BYTES};
 pub use flows::{FlowPlan, RouterPlan};
 pub use media::{StreamPlan, Transport, MAX_UDP_MESSAGE};
+pub use peps::PepPlan;
 pub use wlan::{Preamble, WlanPlan};
 
 use serde::Deserialize;
@@ -41,6 +43,9 @@ pub struct Plan {
     pub flows: Vec<FlowPlan>,
     /// Packet captures; a plan without it captures nothing.
     pub trace: Option<TracePlan>,
+    /// Split-connection proxies at router nodes; none in a plan without them.
+    #[serde(default)]
+    pub peps: Vec<PepPlan>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -329,31 +334,7 @@ impl Plan {
         positive("interval_ns", self.interval_ns)?;
         positive("trace_interval_ns", self.trace_interval_ns)?;
         for (i, host) in self.hosts.iter().enumerate() {
-            let at = format!("hosts.{i}.tcp");
-            let tcp = &host.tcp;
-            if !crate::tcp::cc::NAMES.contains(&tcp.cc.as_str()) {
-                return Err(PlanError::field(
-                    format!("{at}.cc"),
-                    format!(
-                        "unknown congestion control {:?}; accepted: {}",
-                        tcp.cc,
-                        crate::tcp::cc::NAMES.join(", ")
-                    ),
-                ));
-            }
-            if !(64..=65495).contains(&tcp.mss) {
-                return Err(PlanError::field(
-                    format!("{at}.mss"),
-                    "must be within 64..=65495 bytes",
-                ));
-            }
-            positive(&format!("{at}.sndbuf"), tcp.sndbuf)?;
-            positive(&format!("{at}.rcvbuf"), tcp.rcvbuf)?;
-            positive(
-                &format!("{at}.initial_window"),
-                u64::from(tcp.initial_window),
-            )?;
-            positive(&format!("{at}.delack_timeout_ns"), tcp.delack_timeout_ns)?;
+            host.tcp.validate(&format!("hosts.{i}.tcp"))?;
             if let Some(cpu) = &host.cpu {
                 positive(&format!("hosts.{i}.cpu.ring_packets"), cpu.ring_packets)?;
             }
@@ -374,8 +355,37 @@ impl Plan {
         }
         self.validate_flows()?;
         self.validate_wlan()?;
+        self.validate_peps()?;
         media::refuse_udp_captures(self)?;
         self.validate_atm()
+    }
+}
+
+impl TcpPlan {
+    fn validate(&self, at: &str) -> Result<(), PlanError> {
+        if !crate::tcp::cc::NAMES.contains(&self.cc.as_str()) {
+            return Err(PlanError::field(
+                format!("{at}.cc"),
+                format!(
+                    "unknown congestion control {:?}; accepted: {}",
+                    self.cc,
+                    crate::tcp::cc::NAMES.join(", ")
+                ),
+            ));
+        }
+        if !(64..=65495).contains(&self.mss) {
+            return Err(PlanError::field(
+                format!("{at}.mss"),
+                "must be within 64..=65495 bytes",
+            ));
+        }
+        positive(&format!("{at}.sndbuf"), self.sndbuf)?;
+        positive(&format!("{at}.rcvbuf"), self.rcvbuf)?;
+        positive(
+            &format!("{at}.initial_window"),
+            u64::from(self.initial_window),
+        )?;
+        positive(&format!("{at}.delack_timeout_ns"), self.delack_timeout_ns)
     }
 }
 

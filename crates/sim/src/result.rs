@@ -9,6 +9,9 @@ use crate::metrics::{LatencySummary, LimitShares, SeriesOut, Trace};
 pub struct RunResult {
     pub summary: Summary,
     pub flows: Vec<FlowResult>,
+    /// Each TCP connection of the flows a PEP splits; absent from the JSON without PEPs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<SegmentResult>,
     pub hosts: Vec<HostResult>,
     pub links: Vec<LinkResult>,
     /// Each media stream's messages; empty without a media app. tcplab.media turns them
@@ -76,6 +79,17 @@ pub struct FlowResult {
     pub window_updates: u64,
     /// When the receiver had the whole file or message; None for an unsized or unfinished flow.
     pub completed_s: Option<f64>,
+}
+
+/// One connection of a flow split by a PEP: segment 0 leaves the flow's source, the last
+/// reaches its destination; its row holds that connection's own counts.
+#[derive(Debug, Serialize)]
+pub struct SegmentResult {
+    pub segment: usize,
+    /// The most the PEP's relay at this segment's end held; None for the last segment.
+    pub relay_peak_bytes: Option<u64>,
+    #[serde(flatten)]
+    pub connection: FlowResult,
 }
 
 #[derive(Debug, Serialize)]

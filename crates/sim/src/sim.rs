@@ -7,10 +7,10 @@ use crate::flow::Flow;
 use crate::host::{Cpu, CpuCosts};
 use crate::metrics::{IntervalSeries, Trace};
 use crate::net::{Channel, Packet, Taps};
+use crate::pep::{self, Relay};
 use crate::plan::Plan;
 use crate::result::RunResult;
 use crate::tcp::Segment;
-use crate::topology;
 use crate::wlan::Wlan;
 
 mod media;
@@ -69,11 +69,16 @@ pub struct Simulation {
     wlan: Wlan,
     /// The links that carry ATM cells, if any (crate::atm).
     atm: Option<AtmNet>,
-    /// Per host: its CPU, or None for a host whose work costs nothing.
+    /// Per node: its CPU, or None for a host whose work costs nothing and for routers
+    /// (a PEP's relay works at no cost).
     cpus: Vec<Option<Cpu<Job>>>,
     /// Hosts given work since their CPU last looked for more.
     touched: Vec<usize>,
+    /// The TCP connections: one per flow, or one per segment of a flow a PEP splits.
     flows: Vec<Flow>,
+    relays: Vec<Relay>,
+    /// Connection sides a relay moved bytes for, which run again at the same instant.
+    relay_woken: Vec<(usize, usize)>,
     /// Sized flows not yet complete, and whether every flow is sized (then the run ends
     /// when they are all complete).
     pending: usize,
@@ -98,18 +103,7 @@ impl Simulation {
                 channels.push(Channel::new(ch, stream));
             }
         }
-        let network = plan.network();
-        let flows: Vec<Flow> = plan
-            .resolved_flows()
-            .iter()
-            .map(|f| {
-                let there = network
-                    .route(f.src, f.dst)
-                    .expect("validation checks that every flow has a route");
-                let back = topology::reverse(&there);
-                Flow::new(f, &plan.hosts, [there, back], plan.seed)
-            })
-            .collect();
+        let (flows, relays) = pep::connections(&plan);
         let routes: Vec<_> = flows.iter().map(|f| f.routes.clone()).collect();
         let atm = AtmNet::new(&plan, &routes);
         let pending = flows.iter().filter(|f| f.bytes.is_some()).count();
@@ -120,15 +114,15 @@ impl Simulation {
             channels,
             wlan: Wlan::new(&plan),
             atm,
-            cpus: plan
-                .hosts
-                .iter()
-                .map(|h| h.cpu.as_ref().map(Cpu::new))
+            cpus: (0..plan.node_count())
+                .map(|n| plan.hosts.get(n).and_then(|h| h.cpu.as_ref().map(Cpu::new)))
                 .collect(),
             touched: Vec::new(),
             all_sized: pending == flows.len(),
             pending,
             flows,
+            relays,
+            relay_woken: Vec::new(),
             stopped_at: None,
             series: IntervalSeries::new(plan.interval_ns),
             trace: Trace::default(),
@@ -140,7 +134,8 @@ impl Simulation {
     pub fn run(mut self) -> RunResult {
         let end = self.plan.duration_ns;
         for f in 0..self.flows.len() {
-            if self.flows[f].after.is_none() {
+            // A connection from a PEP opens when its relay's first connection reaches it.
+            if self.flows[f].after.is_none() && self.flows[f].fed_by.is_none() {
                 match self.flows[f].start_ns {
                     0 => self.start(f),
                     at => self.events.schedule(at, Event::Start(f)),
@@ -217,9 +212,9 @@ impl Simulation {
             Event::Start(f) => self.start(f),
             Event::Wlan(m) => self.wlan_due(m),
             Event::Sample => {
-                for (f, flow) in self.flows.iter().enumerate() {
+                for flow in self.flows.iter().filter(|f| f.segment == 0) {
                     if let Some(tx) = flow.tcp() {
-                        self.trace.sample(f, self.now, tx);
+                        self.trace.sample(flow.flow, self.now, tx);
                     }
                 }
                 if let Some(atm) = &mut self.atm {
@@ -249,8 +244,12 @@ impl Simulation {
         self.activity(f, 0, out);
     }
 
-    /// Lets every host that was given work start on it.
+    /// Runs the connection sides a relay moved bytes for, then lets every host that was
+    /// given work start on it.
     fn dispatch(&mut self) {
+        while let Some((f, s)) = self.relay_woken.pop() {
+            self.activity(f, s, Vec::new());
+        }
         while let Some(h) = self.touched.pop() {
             if let Some(at) = self.cpus[h].as_mut().and_then(|c| c.dispatch(self.now)) {
                 self.events.schedule(at, Event::CpuDone(h));
@@ -315,6 +314,9 @@ impl Simulation {
                 },
                 &mut out,
             );
+        }
+        if seg.syn && from_sender(&seg) {
+            self.relay_connects(f);
         }
         self.activity(f, s, out);
     }
@@ -382,11 +384,14 @@ impl Simulation {
     /// The application on a host whose calls cost nothing reads everything as it arrives
     /// (a reader blocked in recv()), before the receiver decides on its ACK.
     fn read_at_no_cost(&mut self, f: usize, s: usize) {
+        let room = self.flows[f]
+            .feeds
+            .map_or(u64::MAX, |r| self.relays[r].room());
         let side = &mut self.flows[f].sides[s];
         let (Some(rx), Some(reader)) = (&mut side.rx, &mut side.reader) else {
             return;
         };
-        let read = rx.read(u64::MAX);
+        let read = rx.read(room);
         if read > 0 {
             reader.got(read);
             self.consumed(f, s, read);
@@ -399,12 +404,19 @@ impl Simulation {
         let (Some(tx), Some(writer)) = (&mut side.tx, &mut side.writer) else {
             return;
         };
+        let before = writer.written();
         if tx.is_established() {
             writer.fill(now, tx, out);
         }
+        let wrote = writer.written() - before;
         let wake = writer.asleep_until(now);
         if let Some(at) = side.app_wake.needs(wake) {
             self.events.schedule(at, Event::AppWake(f, s));
+        }
+        if let Some(r) = self.flows[f].fed_by.filter(|_| wrote > 0) {
+            // Room in the relay: it reads on from the upstream connection.
+            self.relays[r].gave(wrote);
+            self.relay_woken.push((self.relays[r].upstream, 1));
         }
     }
 
@@ -470,6 +482,17 @@ impl Simulation {
         self.call(host, job, new_call, |c| c.copy(bytes, new_call));
     }
 
+    /// The first SYN of a connection that ends at a PEP reached it: the PEP opens its
+    /// connection onwards (a retransmitted SYN finds it open).
+    fn relay_connects(&mut self, f: usize) {
+        if let Some(r) = self.flows[f].feeds {
+            let down = self.relays[r].downstream;
+            if self.flows[down].started_at.is_none() {
+                self.start(down);
+            }
+        }
+    }
+
     /// A host's CPU finished a piece of work: carry out what it did.
     fn done(&mut self, job: Job) {
         let now = self.now;
@@ -514,9 +537,20 @@ impl Simulation {
         }
     }
 
-    /// Side `s`'s application is done with `n` more bytes.
+    /// Side `s`'s application is done with `n` more bytes: a destination's, or a PEP's
+    /// relay, which hands them to its downstream connection's sender.
     fn consumed(&mut self, f: usize, s: usize, n: u64) {
-        self.series.add(self.now, n);
+        match self.flows[f].feeds {
+            Some(r) => {
+                self.relays[r].took(n);
+                let down = self.relays[r].downstream;
+                if let Some(w) = &mut self.flows[down].sides[0].writer {
+                    w.release(n);
+                }
+                self.relay_woken.push((down, 0));
+            }
+            None => self.series.add(self.now, n),
+        }
         if !self.flows[f].consumed(s, n, self.now) {
             return;
         }

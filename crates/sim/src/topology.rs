@@ -60,6 +60,12 @@ pub fn reverse(route: &[usize]) -> Vec<usize> {
     route.iter().rev().map(|&channel| channel ^ 1).collect()
 }
 
+/// The node channel `channel` leads to, given each link's two nodes: a forward channel
+/// (even) reaches the link's second node, a reverse one its first.
+pub fn reached(link_nodes: &[[usize; 2]], channel: usize) -> usize {
+    link_nodes[channel / 2][1 - channel % 2]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +84,14 @@ mod tests {
         assert_eq!(net.route(1, 3), Some(vec![2, 4, 8]));
         assert_eq!(net.route(2, 0), Some(vec![7, 5, 1]));
         assert_eq!(reverse(&[0, 4, 6]), vec![7, 5, 1]);
+    }
+
+    #[test]
+    fn a_channel_reaches_the_far_end_of_its_link() {
+        let links = [[0, 4], [4, 5]];
+        assert_eq!(reached(&links, 2), 5);
+        assert_eq!(reached(&links, 3), 4);
+        assert_eq!(reached(&links, 1), 0);
     }
 
     #[test]

@@ -517,6 +517,11 @@ def _validate(plan: Plan) -> None:
         "flows",
         "the model backend models a single connection; run several flows on the sim backend",
     )
+    _check(
+        not plan.get("peps"),
+        "peps",
+        "the model backend models one end-to-end connection; run a PEP on the sim or emu backend",
+    )
     hosts = plan.get("hosts")
     _check(isinstance(hosts, list) and len(hosts) == 2, "hosts", "exactly two hosts expected")
     links = plan.get("links")

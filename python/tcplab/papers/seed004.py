@@ -4,6 +4,10 @@ J. Lee, W. Lee, I. Joe, "Initial Window-Based TCP Cubic Algorithm for Satellite
 Environment" (in Korean). Linux 4.18 hosts, iperf3 for 10 s over an emulated 100 Mb/s link
 with 600 ms RTT; Reno with the default initial window against CUBIC with initial windows of
 256, 512, 2560 and 5120 segments. Table 1 gives the MBytes of each second and the 10 s total.
+
+The paper proposes its CUBIC for the satellite side of a split-connection PEP (§2.2, §5); the
+`pep` experiments put one between a short terrestrial hop and the satellite link and compare
+the end-to-end transfer with the unsplit connection (docs/models/pep.md).
 """
 
 from __future__ import annotations
@@ -47,6 +51,14 @@ RENO = ("reno", LINUX_IW)
 # The paper's headline: CUBIC with IW 2560 moved 26 % more than Reno in 10 s.
 PAPER_GAIN = TABLE1[BEST][1] / TABLE1[RENO][1] - 1
 EARLY_SECONDS = 2
+UNSPLIT = "pep-unsplit"
+SPLIT = "pep-split"
+SATELLITE_CC = "peps.0.tcp_server_side.cc"
+SATELLITE_IW = "peps.0.tcp_server_side.initial_window"
+# The PEP's satellite side: the client's own TCP, the paper's CUBIC, and Hybla (§5 names it
+# among the satellite TCPs a PEP runs).
+PEP_ROWS = (RENO, BEST, ("hybla", LINUX_IW))
+TERRESTRIAL_DELAY = "5ms"
 
 
 def _name(row: tuple[str, int]) -> str:
@@ -89,6 +101,60 @@ def grid(quick: bool) -> dict[str, Any]:
             IW: [iw for _, iw in ROWS],
         },
     }
+
+
+def pep_path(quick: bool) -> dict[str, Any]:
+    """Table 1's path behind a terrestrial hop, client and server as in Table 1's Reno row.
+
+    A 100 Mb/s, 5 ms hop from the client to the gateway, then the satellite link as in
+    `grid`; 10 s of bulk transfer, one loss-free run.
+    """
+    scenario = grid(quick)
+    del scenario["sweep"]
+    terrestrial = {**scenario["links"][0], "delay": TERRESTRIAL_DELAY}
+    return {**scenario, "name": "seed004-pep-unsplit", "links": [terrestrial, *scenario["links"]]}
+
+
+def pep_split(quick: bool) -> dict[str, Any]:
+    """`pep_path` with a PEP at the gateway: the client's Reno on the terrestrial side, each
+    of PEP_ROWS on the satellite side, and a 4 MiB relay."""
+    scenario = pep_path(quick)
+    tcp = scenario["hosts"][0]["tcp"]
+    pep = {
+        "name": "gateway",
+        "after_link": 0,
+        "buffer": "4MiB",
+        "tcp_client_side": dict(tcp),
+        "tcp_server_side": dict(tcp),
+    }
+    return {
+        **scenario,
+        "name": "seed004-pep-split",
+        "peps": [pep],
+        "sweep": {
+            "mode": "zip",
+            SATELLITE_CC: [cc for cc, _ in PEP_ROWS],
+            SATELLITE_IW: [iw for _, iw in PEP_ROWS],
+        },
+    }
+
+
+def end_to_end(results: Results) -> pd.DataFrame:
+    """Bytes the server read in 10 s and the end-to-end goodput, unsplit and with each PEP."""
+    unsplit = results.means(UNSPLIT).iloc[0]
+    rows = [{"path": f"unsplit ({_name(RENO)})", "bytes_delivered": unsplit["bytes_delivered"],
+             "goodput_bps": unsplit["goodput_bps"]}]  # fmt: skip
+    split = results.means(SPLIT).set_index([SATELLITE_CC, SATELLITE_IW])
+    for row in PEP_ROWS:
+        point = split.loc[row]
+        rows.append(
+            {
+                "path": f"PEP, satellite side {_name(row)}",
+                "bytes_delivered": point["bytes_delivered"],
+                "goodput_bps": point["goodput_bps"],
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def per_second(results: Results) -> dict[tuple[str, int], list[float]]:
@@ -149,6 +215,13 @@ def _larger_iw_fills_sooner(results: Results) -> Verdict:
     return Verdict(HELD if held else NOT_HELD, evidence)
 
 
+def _pep_beats_unsplit(results: Results) -> Verdict:
+    table = end_to_end(results).set_index("path")["bytes_delivered"]
+    unsplit, best = table.iloc[0], table[f"PEP, satellite side {_name(BEST)}"]
+    evidence = ", ".join(f"{path}: {_mib(size)}" for path, size in table.items())
+    return Verdict(HELD if best > unsplit else NOT_HELD, evidence)
+
+
 # ---- exhibits ------------------------------------------------------------------------------
 
 
@@ -190,6 +263,7 @@ def exhibits(results: Results) -> list[Exhibit]:
             for t, size in enumerate(TABLE1[row][0], start=1)
         ]
     )
+    pep = end_to_end(results)
     return [
         Exhibit(
             "Table 1: MiB per second",
@@ -211,6 +285,21 @@ def exhibits(results: Results) -> list[Exhibit]:
             "Paper: transferred per second",
             "Table 1 drawn the same way (iperf3's sender-side count).",
             plots.per_interval(paper, series=["label"]),
+        ),
+        Exhibit(
+            "End to end through a PEP",
+            f"Client behind a {TERRESTRIAL_DELAY} terrestrial hop; the server's bytes in "
+            f"{SECONDS} s and the end-to-end goodput, over the unsplit connection and through "
+            "a PEP whose satellite side runs each configuration.",
+            pep.assign(
+                MiB=[f"{size / MIB:.2f}" for size in pep["bytes_delivered"]],
+                goodput=[display.rate(rate) for rate in pep["goodput_bps"]],
+            )[["path", "MiB", "goodput"]],
+        ),
+        Exhibit(
+            "End-to-end goodput with and without a PEP",
+            "The same, as bars.",
+            plots.bar_chart(pep, "path", "goodput_bps"),
         ),
     ]
 
@@ -246,6 +335,17 @@ PACK = Pack(
             "queue of one BDP (7.5 MB)",
             grid,
         ),
+        Experiment(
+            UNSPLIT,
+            f"Table 1's Reno row behind a 100 Mb/s, {TERRESTRIAL_DELAY} terrestrial hop, no PEP",
+            pep_path,
+        ),
+        Experiment(
+            SPLIT,
+            "the same path with a PEP at the gateway: Reno IW 10 on the terrestrial side; on "
+            "the satellite side reno IW 10, cubic IW 2560 or hybla IW 10; 4 MiB relay",
+            pep_split,
+        ),
     ),
     published=(
         *(_published_total(row) for row in ROWS),
@@ -274,6 +374,12 @@ PACK = Pack(
             "§3; Table 1, first seconds",
             _larger_iw_fills_sooner,
         ),
+        Check(
+            "Through a split-connection PEP whose satellite side runs CUBIC with an initial "
+            "window of 2560 segments, the end-to-end transfer beats the unsplit connection",
+            "§2.2, §5",
+            _pep_beats_unsplit,
+        ),
     ),
     differences=(
         "The paper's per-second numbers are iperf3's client side: bytes the sending "
@@ -290,6 +396,10 @@ PACK = Pack(
         "runs are deterministic (one repetition each).",
         "The emulated link is an Ethernet-framed 100 Mb/s hop with a drop-tail queue of one "
         "bandwidth-delay product; the paper does not give its emulator's queue.",
+        "The paper measures no PEP; it proposes its CUBIC for a PEP's satellite side (§5). "
+        f"The PEP experiments are tcplab's test of that proposal: the {TERRESTRIAL_DELAY} "
+        "terrestrial hop, the 4 MiB relay and the Hybla row are tcplab's choices, and the "
+        "simulated PEP relays at no CPU cost (docs/models/pep.md).",
     ),
     exhibits=exhibits,
 )

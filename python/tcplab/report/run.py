@@ -45,6 +45,16 @@ def render_report(result: RunResult) -> str:
         ),
         "<h2>Flows</h2>",
         html.frame_table(result.flows_frame()),
+        *(
+            [
+                "<h2>PEP segments</h2>",
+                "<p>Each TCP connection of a flow a PEP splits; the flow's row above is "
+                "end to end.</p>",
+                html.frame_table(result.segments_frame()),
+            ]
+            if result.segments
+            else []
+        ),
         "<h2>Hosts</h2>",
         html.frame_table(result.hosts_frame()),
         "<h2>Links</h2>",

@@ -2,8 +2,9 @@
 
 use super::Simulation;
 use crate::engine::Nanos;
+use crate::flow::Flow;
 use crate::metrics::{jain_index, LatencySummary, LimitClock};
-use crate::result::{FlowResult, HostResult, LinkResult, RunResult, Summary};
+use crate::result::{FlowResult, HostResult, LinkResult, RunResult, SegmentResult, Summary};
 
 fn rate_bps(bytes: u64, span: Nanos) -> f64 {
     if span > 0 {
@@ -14,55 +15,82 @@ fn rate_bps(bytes: u64, span: Nanos) -> f64 {
 }
 
 impl Simulation {
-    pub(super) fn finish(self, stop: Nanos) -> RunResult {
+    /// The row of a flow carried by `connections` (one, or a split flow's segments in
+    /// order): goodput at the last one's receiver, from the first one's opening to the
+    /// last one's completion; the first one's sender's state; counts of them all.
+    fn flow_row(&self, connections: &[Flow], stop: Nanos) -> FlowResult {
+        let (first, last) = (&connections[0], &connections[connections.len() - 1]);
+        let start = first.started_at.unwrap_or(stop);
+        let end = last.done_at.unwrap_or(stop);
+        // A UDP media flow has no TCP state to report.
+        let tx = first.tcp();
         let seconds = |t: Option<Nanos>| t.map_or(0.0, Simulation::seconds);
-        let name = |h: usize| self.plan.hosts[h].name.clone();
-        let flows: Vec<FlowResult> = self
-            .flows
+        FlowResult {
+            flow: first.flow,
+            src: self.plan.endpoint_name(first.hosts[0]).to_owned(),
+            dst: self.plan.endpoint_name(last.hosts[1]).to_owned(),
+            goodput_bps: rate_bps(last.delivered, end.saturating_sub(start)),
+            bytes_delivered: last.delivered,
+            retransmits: connections
+                .iter()
+                .flat_map(Flow::senders)
+                .map(|t| t.stats.retransmits)
+                .sum(),
+            timeouts: connections
+                .iter()
+                .flat_map(Flow::senders)
+                .map(|t| t.stats.timeouts)
+                .sum(),
+            srtt_s: seconds(tx.and_then(|t| t.rto().srtt())),
+            min_rtt_s: seconds(tx.and_then(|t| t.rto().min_rtt())),
+            final_cwnd_bytes: tx.map_or(0, |t| t.cwnd()),
+            window_updates: connections
+                .iter()
+                .flat_map(Flow::receivers)
+                .map(|r| r.stats.window_updates)
+                .sum(),
+            completed_s: last.done_at.map(Simulation::seconds),
+        }
+    }
+
+    pub(super) fn finish(self, stop: Nanos) -> RunResult {
+        // Each scenario flow's connections: one, or the segments a PEP split it into.
+        let flows_connections: Vec<&[Flow]> =
+            self.flows.chunk_by(|a, b| a.flow == b.flow).collect();
+        let flows: Vec<FlowResult> = flows_connections
             .iter()
-            .enumerate()
-            .map(|(f, flow)| {
-                // A flow's goodput counts from when it opened to when it completed.
-                let start = flow.started_at.unwrap_or(stop);
-                let end = flow.done_at.unwrap_or(stop);
-                // A UDP media flow has no TCP state to report.
-                let tx = flow.tcp();
-                FlowResult {
-                    flow: f,
-                    src: name(flow.hosts[0]),
-                    dst: name(flow.hosts[1]),
-                    goodput_bps: rate_bps(flow.delivered, end.saturating_sub(start)),
-                    bytes_delivered: flow.delivered,
-                    retransmits: flow.senders().map(|t| t.stats.retransmits).sum(),
-                    timeouts: flow.senders().map(|t| t.stats.timeouts).sum(),
-                    srtt_s: seconds(tx.and_then(|t| t.rto().srtt())),
-                    min_rtt_s: seconds(tx.and_then(|t| t.rto().min_rtt())),
-                    final_cwnd_bytes: tx.map_or(0, |t| t.cwnd()),
-                    window_updates: flow.receivers().map(|r| r.stats.window_updates).sum(),
-                    completed_s: flow.done_at.map(Simulation::seconds),
-                }
+            .map(|connections| self.flow_row(connections, stop))
+            .collect();
+        let segments: Vec<SegmentResult> = flows_connections
+            .iter()
+            .filter(|connections| connections.len() > 1)
+            .flat_map(|connections| connections.iter())
+            .map(|c| SegmentResult {
+                segment: c.segment,
+                relay_peak_bytes: c.feeds.map(|r| self.relays[r].peak()),
+                connection: self.flow_row(std::slice::from_ref(c), stop),
             })
             .collect();
-        let delivered: u64 = self.flows.iter().map(|f| f.delivered).sum();
+        let delivered: u64 = flows.iter().map(|f| f.bytes_delivered).sum();
         let goodput_bps = rate_bps(delivered, stop);
         let hosts: Vec<HostResult> = self
             .cpus
             .iter()
+            .take(self.plan.hosts.len())
             .enumerate()
             .map(|(h, cpu)| {
                 let utilisation = cpu.as_ref().map_or(0.0, |c| {
                     Simulation::seconds(c.busy_until(stop)) / Simulation::seconds(stop.max(1))
                 });
-                let own: f64 = self
-                    .flows
+                let own: f64 = flows_connections
                     .iter()
                     .zip(&flows)
-                    .filter(|(flow, _)| flow.hosts.contains(&h))
+                    .filter(|(c, _)| c[0].hosts[0] == h || c[c.len() - 1].hosts[1] == h)
                     .map(|(_, row)| row.goodput_bps)
                     .sum();
                 let stats = cpu.as_ref().map(|c| c.stats).unwrap_or_default();
                 HostResult {
-                    host: name(h),
+                    host: self.plan.hosts[h].name.clone(),
                     cpu_utilisation: utilisation,
                     goodput_per_cpu_bps: (utilisation > 0.0).then(|| own / utilisation),
                     packets: stats.packets,
@@ -73,7 +101,7 @@ impl Simulation {
             .collect();
         let cpu_utilisation = hosts.iter().map(|h| h.cpu_utilisation).fold(0.0, f64::max);
         let mut limits = LimitClock::default();
-        for flow in &self.flows {
+        for flow in self.flows.iter().filter(|f| f.segment == 0) {
             limits.absorb(&flow.limits);
         }
         let latencies: Vec<Nanos> = self
@@ -120,13 +148,13 @@ impl Simulation {
             })
             .collect();
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        let name = |node: usize| self.plan.endpoint_name(node).to_owned();
         let streams = self
             .flows
             .iter()
-            .enumerate()
-            .filter_map(|(f, flow)| {
+            .filter_map(|flow| {
                 let stream = flow.media.as_ref()?;
-                Some(stream.result(f, name(flow.hosts[0]), name(flow.hosts[1])))
+                Some(stream.result(flow.flow, name(flow.hosts[0]), name(flow.hosts[1])))
             })
             .collect();
         let (atm_ports, atm_queue) = self
@@ -139,7 +167,7 @@ impl Simulation {
                 goodput_bps,
                 elapsed_s: Simulation::seconds(stop),
                 bytes_delivered: delivered,
-                bytes_written: self.flows.iter().map(|f| f.written()).sum(),
+                bytes_written: flows_connections.iter().map(|c| c[0].written()).sum(),
                 segments_sent: sum(|s| s.segments_sent),
                 retransmits: sum(|s| s.retransmits),
                 fast_retransmits: sum(|s| s.fast_retransmits),
@@ -163,6 +191,7 @@ impl Simulation {
                 },
             },
             flows,
+            segments,
             hosts,
             links,
             streams,
