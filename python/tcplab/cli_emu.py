@@ -143,12 +143,30 @@ def measure_client(
     interval: Annotated[str, typer.Option(help="period of the per-interval goodput")] = "1s",
     trace_interval: Annotated[str, typer.Option(help="period of TCP_INFO samples")] = "100ms",
     json_output: Annotated[bool, typer.Option("--json", help="print the JSON result")] = False,
+    stream: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="media mode: a stream NAME,tcp|udp,INTERVAL,SIZE (repeat for more), e.g."
+            " audio,udp,20ms,160"
+        ),
+    ] = None,
+    clock_synced: Annotated[
+        bool,
+        typer.Option(
+            "--clock-synced",
+            help="media mode: the two machines' clocks are synchronised; report one-way delays",
+        ),
+    ] = False,
 ) -> None:
-    """Send a bulk stream or a file to a `tcplab measure server`, or run request/response
-    transactions with it, and report what arrived."""
+    """Send a bulk stream, a file or media streams to a `tcplab measure server`, or run
+    request/response transactions with it, and report what arrived."""
     from tcplab.measure import client
     from tcplab.measure.workload import FLAGS, Workload, WorkloadError
 
+    if stream:
+        options = _options(cc, sndbuf, rcvbuf, mss, nodelay)
+        _media_client(host, port, options, stream, duration, clock_synced, json_output)
+        return
     try:
         file_bytes = _size(bytes_, "--bytes")
         kind = "rr" if rr else "bulk" if file_bytes is None else "file"
@@ -175,6 +193,65 @@ def measure_client(
         sys.stdout.write(json.dumps(result) + "\n")
         return
     _print_measurement(result)
+
+
+def _media_stream(text: str) -> Any:
+    from tcplab.measure import media
+
+    parts = text.split(",")
+    if len(parts) != 4 or parts[1] not in ("tcp", "udp"):
+        raise TcplabError(f"--stream {text!r}: write NAME,tcp|udp,INTERVAL,SIZE")
+    stream = media.Stream(
+        name=parts[0],
+        transport=parts[1],
+        interval_ns=_duration(parts[2], "--stream"),
+        message_size=int(_size(parts[3], "--stream") or 0),
+    )
+    try:
+        media.check_sizes(stream)
+    except ValueError as error:
+        raise TcplabError(f"--stream: {error}") from None
+    return stream
+
+
+def _media_client(
+    host: str,
+    port: int,
+    options: Any,
+    specs: list[str],
+    duration: str,
+    clock_synced: bool,
+    json_output: bool,
+) -> None:
+    """The client's media mode: send the streams, then show each one's statistics."""
+    from tcplab import media as judged
+    from tcplab.measure import media
+
+    try:
+        streams = [_media_stream(text) for text in specs]
+        names = [s.name for s in streams]
+        if len(set(names)) != len(names):
+            raise TcplabError("--stream: each stream needs its own name")
+        duration_ns = _duration(duration, "--duration")
+        result = media.run_client(host, port, options, streams, duration_ns, 1, clock_synced)
+    except (TcplabError, ValueError, OSError, ConnectionError) as error:
+        raise _fail(error) from None
+    if json_output:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    records = [
+        {**record, "src": "client", "dst": host, "clock": result["clock"]}
+        for record in result["streams"]
+    ]
+    raw = {"summary": {"elapsed_s": duration_ns / 1e9}, "streams": records}
+    rows = judged.finish(raw, None)["media"]
+    header, lines = display.media_table(rows)
+    table = Table(title=f"media streams (clocks: {result['clock']})")
+    for index, column in enumerate(header):
+        table.add_column(column, justify="right" if index else "left")
+    for line in lines:
+        table.add_row(*line)
+    console.print(table)
 
 
 def _print_measurement(result: Mapping[str, Any]) -> None:

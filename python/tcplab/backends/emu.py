@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
+from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace, emu_media
 from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork, HostSetup, require_root
 from tcplab.measure.workload import Workload
 
@@ -89,8 +89,8 @@ PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
 # truncated, so a long fast run cannot exhaust memory.
 PACKET_LOG_RECORDS = 2_000_000
 IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
-# The app kinds the measurement tool runs (message and media are the simulator's only).
-KINDS = ("bulk", "file", "rr")
+# The app kinds the measurement tool runs (message is the simulator's only).
+KINDS = ("bulk", "file", "rr", "media")
 # The latency statistics of the simulator's summary.rr (crates/sim/src/metrics/latency.rs).
 RR_LATENCIES = ("mean", "p50", "p90", "p99", "max")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -183,6 +183,8 @@ def validate(plan: Mapping[str, Any]) -> None:
         )
     app = plan["app"]
     _check(app["kind"] in KINDS, "app.kind", f"{app['kind']!r}; accepted: {', '.join(KINDS)}")
+    if app["kind"] == "media":
+        emu_media.validate(app)
     tool = app.get("tool", "tcplab")
     _check(tool in ("tcplab", "iperf3"), "app.tool", f"{tool!r}; accepted: tcplab, iperf3")
     if app["kind"] == "rr":
@@ -395,9 +397,15 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
     }
     hosts = (host_setup(sender, receiver), host_setup(receiver, sender))
     iperf3 = plan["app"].get("tool", "tcplab") == "iperf3"
+    media = plan["app"]["kind"] == "media"
     with _sigterm_exits(), EmuNetwork(config, hosts, mtu) as net:
-        measured = _iperf3(net, plan) if iperf3 else _measure(net, plan)
+        if media:
+            measured = emu_media.measure(net, plan)
+        else:
+            measured = _iperf3(net, plan) if iperf3 else _measure(net, plan)
     assert net.report is not None
+    if media:
+        return emu_media.to_result(plan, measured, net.report)
     if iperf3:
         return iperf3_result(plan, measured, net.report)
     return to_result(plan, measured, net.report)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from tcplab.measure import client, server
+from tcplab.measure import client, media, server
 from tcplab.measure.common import TcpOptions
 from tcplab.measure.workload import Workload
 
@@ -28,7 +28,17 @@ def main(argv: list[str]) -> int:
             accept_timeout_s=config["accept_timeout_s"],
         )
         return 0
-    result = client.run(config["host"], config["port"], options, Workload(**config["test"]))
+    if config["role"] == "media-client":
+        result = media.run_client(
+            config["host"],
+            config["port"],
+            options,
+            [media.Stream.from_plan(s) for s in config["streams"]],
+            config["duration_ns"],
+            config["seed"],
+        )
+    else:
+        result = client.run(config["host"], config["port"], options, Workload(**config["test"]))
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
 

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tcplab.measure import tcpinfo
+from tcplab.measure import media, tcpinfo
 from tcplab.measure.common import (
     PROTOCOL,
     TCP_WINDOW_CLAMP,
@@ -76,6 +76,8 @@ def _one_test(
     listener: socket.socket, control: Control, read_size: int, window_clamp: int | None
 ) -> dict[str, Any]:
     params = control.receive(STEP_TIMEOUT_S)
+    if params.get("protocol") == media.PROTOCOL:
+        return media.serve_test(listener, control, params)
     if params.get("protocol") != PROTOCOL:
         raise ConnectionError(f"client speaks {params.get('protocol')!r}, not {PROTOCOL}")
     interval_ns = int(params["interval_ns"])

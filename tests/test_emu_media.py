@@ -1,0 +1,134 @@
+"""Media streams on the real kernel over the emulator: the measurement tool's media mode
+against the exact bound the simulator gives (docs/models/media.md, docs/emu.md). Needs
+root (CI has it), TUN devices and network namespaces."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import pytest
+
+import tcplab
+from tcplab.api import prepare
+from tcplab.backends import emu
+from tcplab.emu import RECEIVER_ADDRESS, EmuNetwork, HostSetup
+from tcplab.plan import resolve
+
+RATE_BPS = 10_000_000
+DELAY_S = 0.050
+# IP 20 + UDP 8 + 160 bytes of audio, in a PPP frame (2 bytes).
+AUDIO_WIRE_BYTES = 20 + 8 + 160 + 2
+# How far a real kernel, a userspace emulator and a Python sender may stray from the bound.
+TOLERANCE_S = 0.002
+
+
+def scenario(backend: str, streams: list[dict[str, Any]], nagle: bool = True) -> dict:
+    tcp = {"nagle": nagle}
+    return {
+        "name": "media",
+        "backend": backend,
+        "duration": "5s",
+        "hosts": [{"name": "client", "tcp": tcp}, {"name": "server", "tcp": tcp}],
+        "links": [{"rate": "10Mbps", "delay": "50ms"}],
+        "app": {"kind": "media", "streams": streams},
+    }
+
+
+AUDIO = {"name": "audio", "kind": "audio", "transport": "udp", "interval": "20ms"}
+
+
+@pytest.fixture(scope="module")
+def measured() -> tcplab.RunResult:
+    streams = [
+        {**AUDIO, "message_size": 160},
+        # Above the 1500-byte MTU: three IP fragments.
+        {"name": "frames", "transport": "udp", "interval": "100ms", "message_size": 4000},
+        {"name": "video", "transport": "tcp", "interval": "40ms", "message_size": 1000},
+    ]
+    spec = prepare(scenario("emu", streams, nagle=False))
+    return tcplab.RunResult.from_backend(emu.run(resolve(spec)), {"backend": "emu"}, spec.app)
+
+
+def test_udp_messages_take_the_bound_within_two_milliseconds(measured: tcplab.RunResult) -> None:
+    rows = measured.media_frame().set_index("stream")
+    bound = DELAY_S + AUDIO_WIRE_BYTES * 8 / RATE_BPS
+    audio = rows.loc["audio"]
+    assert audio["messages_sent"] == 250
+    assert audio["messages_received"] + audio["messages_pending"] == 250
+    assert bound <= audio["delay_min_s"] < bound + TOLERANCE_S
+    assert audio["delay_mean_s"] == pytest.approx(bound, abs=TOLERANCE_S)
+    assert audio["interarrival_mean_s"] == pytest.approx(0.020, abs=0.001)
+    # 4000 + 8 bytes in fragments of 1480, 1480 and 1048 IP payload bytes, back to back.
+    frames = DELAY_S + (1500 + 1500 + 1068 + 3 * 2) * 8 / RATE_BPS
+    assert frames <= rows.loc["frames", "delay_min_s"] < frames + TOLERANCE_S
+    assert measured.summary["emu"]["clock"] == "shared"
+
+
+def test_tcp_messages_with_nagle_off_take_one_segment_s_bound(
+    measured: tcplab.RunResult,
+) -> None:
+    # IP 20 + TCP 20 + 1000 bytes: one segment, sent as it is written.
+    bound = DELAY_S + (1040 + 2) * 8 / RATE_BPS
+    video = measured.media_frame().set_index("stream").loc["video"]
+    assert video["transport"] == "tcp"
+    assert bound <= video["delay_min_s"] < bound + TOLERANCE_S
+    assert video["delay_p50_s"] == pytest.approx(bound, abs=TOLERANCE_S)
+    assert video["messages_lost"] == 0
+
+
+def test_sim_and_emu_agree_on_the_udp_stream(measured: tcplab.RunResult) -> None:
+    sim = tcplab.run(scenario("sim", [{**AUDIO, "message_size": 160}]))
+    simulated = sim.media_frame().iloc[0]
+    real = measured.media_frame().set_index("stream").loc["audio"]
+    assert real["delay_mean_s"] == pytest.approx(simulated["delay_mean_s"], abs=TOLERANCE_S)
+    assert real["interarrival_mean_s"] == pytest.approx(simulated["interarrival_mean_s"], abs=0.001)
+
+
+def test_what_the_media_mode_cannot_send_is_refused_on_its_field() -> None:
+    small = [{**AUDIO, "message_size": 12}]
+    with pytest.raises(ValueError, match=r"^app\.streams\.0\.message_size: .*20-byte header"):
+        emu.validate(resolve(prepare(scenario("emu", small))))
+    down = [{**AUDIO, "message_size": 160, "direction": "downstream"}]
+    with pytest.raises(ValueError, match=r"^app\.streams\.0\.direction"):
+        emu.validate(resolve(prepare(scenario("emu", down))))
+
+
+def test_the_measure_cli_sends_media_streams_and_reports_their_records() -> None:
+    # `tcplab measure server` and `tcplab measure client --stream` between the namespaces.
+    command = [sys.executable, "-c", "from tcplab.cli_emu import measure_app; measure_app()"]
+    direction = {
+        "rate_bps": RATE_BPS,
+        "delay_ns": 10_000_000,
+        "queue": {"packets": 100},
+        "error": {"kind": "none"},
+        "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
+    }
+    config = {
+        "seed": 1,
+        "links": [{"forward": direction, "reverse": direction}],
+        "max_duration_ns": 60 * 10**9,
+        "realtime": True,
+        "packet_log": None,
+    }
+    with EmuNetwork(config, (HostSetup(), HostSetup()), 1500) as net:
+        server = net.popen(1, [*command, "server", "--bind", RECEIVER_ADDRESS])
+        assert server.stdout is not None
+        assert json.loads(server.stdout.readline())["event"] == "listening"
+        client = [*command, "client", RECEIVER_ADDRESS, "--json", "--duration", "1s"]
+        client += ["--stream", "audio,udp,20ms,160", "--stream", "video,tcp,50ms,1000"]
+        out = json.loads(net.exec(0, client, 60))
+        server.communicate(timeout=30)
+    assert out["clock"] == "shared"
+    audio, video = out["streams"]
+    assert (audio["transport"], len(audio["sent_ns"]), audio["bytes"][0]) == ("udp", 50, 160)
+    assert video["transport"] == "tcp" and len(video["sent_ns"]) == 20
+    bound = 0.010 + AUDIO_WIRE_BYTES * 8 / RATE_BPS
+    delays = [
+        (r - s) / 1e9
+        for s, r in zip(audio["sent_ns"], audio["received_ns"], strict=True)
+        if r is not None
+    ]
+    assert len(delays) >= 49
+    assert all(bound <= d < bound + TOLERANCE_S for d in delays[:10])
