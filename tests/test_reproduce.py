@@ -33,7 +33,7 @@ runner = CliRunner()
 def quick(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each seed pack reproduced with --quick, through the command line."""
     out = {}
-    for name in ("seed000", "seed004"):
+    for name in ("seed000", "seed003", "seed004"):
         directory = tmp_path_factory.mktemp(name) / "out"
         result = runner.invoke(app, ["reproduce", name, "--quick", "--out", str(directory)])
         assert result.exit_code == 0, result.output
@@ -113,6 +113,24 @@ def test_seed004_lays_out_table1_and_checks_cubic_against_reno(
     assert len(assert_renders(quick["seed004"] / "report.html", "reproduce-seed004", tmp_path)) == 4
 
 
+def test_seed003_sets_its_three_numbers_beside_the_paper_and_judges_every_figure(
+    quick: dict[str, Path], tmp_path: Path
+) -> None:
+    data = recorded(quick["seed003"])
+    assert [c["paper"] for c in data["comparisons"]] == [0.20, 0.32, 0.07]
+    assert all(c["tcplab"] is not None for c in data["comparisons"])
+    statuses = {check["claim"]: check["status"] for check in data["checks"]}
+    assert len(statuses) == 12
+    assert list(statuses.values()).count(NOT_CHECKABLE) == 2
+    assert statuses["Upstream, no pause is best"] == HELD
+    assert statuses["Pauses above 10 ms lengthen the receive time in both directions"] == HELD
+    html = (quick["seed003"] / "report.html").read_text()
+    for text in ("Fig. 4: receive time against message size", "Low Window", "802.11 retries"):
+        assert text in html
+    # Figs. 4, 5, 9 and 10-11 drawn.
+    assert len(assert_renders(quick["seed003"] / "report.html", "reproduce-seed003", tmp_path)) == 4
+
+
 def test_report_command_renders_a_reproduction_again(
     quick: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -159,7 +177,10 @@ def test_a_conclusion_that_does_not_hold_is_printed_and_exits_0(
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["reproduce", "seed999"], "no paper pack 'seed999'; known packs: seed000, seed004"),
+        (
+            ["reproduce", "seed999"],
+            "no paper pack 'seed999'; known packs: seed000, seed003, seed004",
+        ),
         (["reproduce"], "name a paper pack"),
         (["reproduce", "seed000", "--jobs", "0"], "--jobs"),
     ],

@@ -57,6 +57,8 @@ _QUANTITIES: dict[str, tuple[str, Kind]] = {
     "sndbuf": ("socket send buffer", "size"),
     "rcvbuf": ("socket receive buffer", "size"),
     "message_size": ("message size", "size"),
+    "read_size": ("read size", "size"),
+    "write_delay": ("pause after each write", "duration"),
     "bytes": ("file size", "size"),
     "mss": ("MSS", "size"),
     "rate": ("link rate", "rate"),
