@@ -9,8 +9,9 @@ import pytest
 
 import tcplab
 from tcplab.errors import SpecError
+from tcplab.links import atm_cells, atm_wire_bytes
 from tcplab.plan import resolve
-from tcplab.spec import validate_spec
+from tcplab.spec import canonical_dict, validate_spec
 
 CELL_BITS = 53 * 8
 
@@ -58,6 +59,49 @@ def dumbbell(vcs: int, discard: str) -> dict[str, Any]:
     }
 
 
+def test_seed_001_segment_takes_43_cells_and_2279_bytes() -> None:
+    # Issue 4 item 1 / seed 001 §3.2: 2000 bytes of data + 40 of TCP/IP + 8 of LLC/SNAP
+    # (RFC 2684) + the 8-byte AAL5 trailer (I.363.5) fill 43 cells of 48, 43 × 53 = 2279.
+    assert atm_cells(2040, 8) == 43
+    assert atm_wire_bytes(2040, {"slot_octets": 53, "encapsulation_bytes": 8}) == 2279
+
+
+def model_bound(link: dict[str, Any], mss: int) -> float:
+    spec = {**path(link, mss=mss), "backend": "model"}
+    return float(tcplab.run(spec).summary["model"]["link_bound_bps"])
+
+
+@pytest.mark.parametrize(
+    ("link", "mss", "mbps"),
+    [
+        # Seed 001: MSS 2000 over LLC/SNAP on a 150 Mb/s cell stream, 150 · 2000 / 2279.
+        ({"rate": "150Mbps"}, 2000, 131.637),
+        # models.md §1.5: OC-3c payload (149.76 Mb/s) with MSS 1460 and 9140.
+        ({"rate": "149.76Mbps"}, 1460, 128.92),
+        ({"rate": "149.76Mbps", "encapsulation": "clip"}, 9140, 134.51),
+        # ATM25 with its start-of-cell command octet (af-phy-0040.000): 54 octets a cell.
+        ({"rate": "25.6Mbps", "cell_overhead": 1, "encapsulation": "lane"}, 1460, 21.63),
+        ({"rate": "25.6Mbps", "cell_overhead": 1, "encapsulation": "clip"}, 9140, 22.57),
+    ],
+)
+def test_the_model_gives_the_cell_tax_bound(link: dict[str, Any], mss: int, mbps: float) -> None:
+    # Issue 4 item 1: goodput_max = cell rate · MSS · 8 / cells(MSS + 40 + H).
+    assert model_bound(link, mss) / 1e6 == pytest.approx(mbps, abs=0.005)
+
+
+def test_the_simulator_and_the_model_agree_on_the_bound() -> None:
+    link = {"rate": "25.6Mbps", "cell_overhead": 1, "encapsulation": "lane"}
+    sim = tcplab.run({**path(link, mss=1460), "duration": "10ms"}).summary["atm"]
+    assert sim["max_goodput_bps"] == pytest.approx(model_bound(link, 1460), rel=1e-12)
+
+
+def test_the_model_counts_cell_losses_per_cell() -> None:
+    # A CLR of 1e-3 loses a 43-cell frame with probability 1 − 0.999^43.
+    spec = {**path({"rate": "150Mbps", "clr": 1e-3}), "backend": "model"}
+    p = tcplab.run(spec).summary["model"]["loss_probability"]
+    assert p == pytest.approx(1 - 0.999**43, rel=1e-9)
+
+
 def test_an_atm_link_resolves_to_cell_slots_and_its_encapsulation() -> None:
     plan = resolve(validate_spec(path({"rate": "25.6Mbps", "encapsulation": "lane",
                                         "cell_overhead": 1, "clr": 1e-4}, mss=1460)))  # fmt: skip
@@ -93,6 +137,11 @@ def test_a_switch_resolves_with_its_epd_threshold() -> None:
 def test_atm_link_fields_are_checked(link: dict[str, Any], problem: str) -> None:
     with pytest.raises(SpecError, match=problem):
         validate_spec(path(link))
+
+
+def test_an_atm_scenario_validates_again_from_its_canonical_form() -> None:
+    spec = validate_spec(dumbbell(2, "epd"))
+    assert validate_spec(canonical_dict(spec)) == spec
 
 
 def test_a_switch_joins_only_atm_links() -> None:

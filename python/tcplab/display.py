@@ -96,6 +96,11 @@ SUMMARY_ROWS: tuple[tuple[str, str, Formatter], ...] = (
     ("transactions/s", "rr.transactions_per_s", count),
     ("latency p50", "rr.latency_p50_s", seconds),
     ("latency p99", "rr.latency_p99_s", seconds),
+    # The cells of ATM links (docs/models/atm.md).
+    ("ATM efficiency", "atm.efficiency", percent),
+    ("ATM goodput bound", "atm.max_goodput_bps", rate),
+    ("cell loss ratio", "atm.cell_loss_ratio", lambda v, ci: f"{v:.2e}"),
+    ("cells dropped", "atm.cells_dropped", count),
     # The closed-form bounds only the model backend reports.
     ("window bound (W/RTT)", "model.window_bound_bps", rate),
     ("link bound", "model.link_bound_bps", rate),

@@ -7,6 +7,7 @@ same number of bits. This table is the one place where a kind name becomes those
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,3 +82,24 @@ ENCAPSULATIONS: dict[Encapsulation, AtmEncapsulation] = {
         LLC_SNAP_BYTES, ATM_DEFAULT_MTU, "RFC 2225 (Classical IP and ARP over ATM)"
     ),
 }
+
+
+# ITU-T I.361 / I.363.5: a 53-byte cell carries 48 bytes of the AAL5 CPCS-PDU, whose 8-byte
+# trailer follows the SDU and its padding.
+CELL_BYTES = 53
+CELL_PAYLOAD_BYTES = 48
+AAL5_TRAILER_BYTES = 8
+
+
+def atm_cells(ip_bytes: int, encapsulation_bytes: int) -> int:
+    """Cells of the AAL5 PDU carrying an IP datagram: ceil((N + H + 8) / 48) (models.md §1.3).
+
+    The simulator's segmentation (crates/sim/src/atm/aal5.rs) cuts frames the same way;
+    tests/test_atm.py checks that the two agree."""
+    return -(-(ip_bytes + encapsulation_bytes + AAL5_TRAILER_BYTES) // CELL_PAYLOAD_BYTES)
+
+
+def atm_wire_bytes(ip_bytes: int, atm: Mapping[str, int]) -> int:
+    """Octets of cell slots an IP datagram takes on an ATM link direction (the plan's `atm`
+    table): 53 per cell, 54 with ATM25's command octet."""
+    return atm["slot_octets"] * atm_cells(ip_bytes, atm["encapsulation_bytes"])

@@ -377,10 +377,15 @@ class Link(_Model):
                 f"{', '.join(given)}: an ATM link loses cells, not packets; give clr (the"
                 " cell loss ratio) or a bit error rate (ber, ebno_db)"
             )
-        queues = {"queue", "reverse_queue"} & self.model_fields_set
+        # The default queue is left alone, so that the canonical form validates again.
+        queues = [
+            name
+            for name in ("queue", "reverse_queue")
+            if getattr(self, name) not in (None, Queue())
+        ]
         if queues:
             raise ValueError(
-                f"{', '.join(sorted(queues))}: an ATM link buffers cells in its switches; set"
+                f"{', '.join(queues)}: an ATM link buffers cells in its switches; set"
                 " buffer_cells in the switch table of a router ([routers.switch])"
             )
         return self

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
+from tcplab.links import atm_cells, atm_wire_bytes
 
 # IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost.
 TCP_IP_HEADER_BYTES = 40
@@ -54,7 +55,10 @@ def wire_bytes(ip_bytes: int, overhead_bytes: int, min_payload_bytes: int) -> in
 
 
 def direction_wire_bytes(direction: Mapping[str, Any], ip_bytes: int) -> int:
-    """:func:`wire_bytes` with the framing of one plan link direction."""
+    """:func:`wire_bytes` with the framing of one plan link direction; on an ATM direction
+    the octets of the cell slots its AAL5 frame takes (the cell tax)."""
+    if "atm" in direction:
+        return atm_wire_bytes(ip_bytes, direction["atm"])
     framing = direction["framing"]
     return wire_bytes(ip_bytes, framing["overhead_bytes"], framing["min_payload_bytes"])
 
@@ -257,6 +261,29 @@ def packet_error_rate(error: Mapping[str, Any], wire: int) -> float:
         pi_bad = p_gb / (p_gb + p_bg) if p_gb + p_bg > 0 else 0.0
         return (1.0 - pi_bad) * float(error["loss_good"]) + pi_bad * float(error["loss_bad"])
     raise ValueError(f"error.kind {kind!r} unknown; accepted: none, loss, ber, gilbert_elliott")
+
+
+def direction_packet_error_rate(direction: Mapping[str, Any], ip_bytes: int) -> float:
+    """:func:`packet_error_rate` of a datagram of ``ip_bytes`` on one plan link direction.
+
+    On an ATM direction the error model acts on each of the frame's c cells, and one lost or
+    errored cell loses the frame: ``loss`` (the CLR) gives 1 - (1 - p)^c; ``ber`` gives
+    1 - [(1-b)^384 ((1-b)^40 + 40 b (1-b)^39)]^c, a clean payload and a header the HEC
+    passes or corrects (models.md §4.5; the HEC's detection mode after an errored header is
+    left out, which matters only when header errors come close together).
+    """
+    error = direction["error"]
+    atm = direction.get("atm")
+    if atm is None or error["kind"] == "none":
+        return packet_error_rate(error, direction_wire_bytes(direction, ip_bytes))
+    cells = atm_cells(ip_bytes, atm["encapsulation_bytes"])
+    if error["kind"] == "loss":
+        cell_ok = math.log1p(-float(error["p"]))
+    else:
+        b = float(error["ber"])
+        header_ok = math.exp(40 * math.log1p(-b)) + 40 * b * math.exp(39 * math.log1p(-b))
+        cell_ok = 384 * math.log1p(-b) + math.log(header_ok)
+    return -math.expm1(cells * cell_ok)
 
 
 def path_loss_probability(pers: Sequence[float]) -> float:
@@ -545,11 +572,6 @@ def _validate(plan: Plan) -> None:
         f"the model backend has no model of {cc!r}; accepted: {', '.join(sorted(_ACCEPTED_CC))}",
     )
     for i, link in enumerate(links):
-        _check(
-            "atm" not in link["forward"],
-            f"links.{i}.kind",
-            "the model backend has no ATM cell model yet; run ATM links on the sim backend",
-        )
         for name in ("forward", "reverse"):
             d = link[name]
             where = f"links.{i}.{name}"
@@ -640,8 +662,8 @@ def run(plan: Plan) -> dict[str, Any]:
     w_bound = window_bound_bps(w_eff, rtt)
 
     # --- loss ---
-    data_pers = [packet_error_rate(d["error"], direction_wire_bytes(d, data_ip)) for d in forward]
-    ack_pers = [packet_error_rate(d["error"], direction_wire_bytes(d, header)) for d in reverse]
+    data_pers = [direction_packet_error_rate(d, data_ip) for d in forward]
+    ack_pers = [direction_packet_error_rate(d, header) for d in reverse]
     p = path_loss_probability(data_pers)
     p_ack = path_loss_probability(ack_pers)
     t0 = rto_after_first_sample_s(rtt, stcp["min_rto_ns"] / NS_PER_S)
@@ -685,7 +707,9 @@ def run(plan: Plan) -> dict[str, Any]:
         holds = link_bound * rtt / 8.0 + _queue_payload_bytes(
             fwd_b["queue"], mss, direction_wire_bytes(fwd_b, data_ip)
         )
-        if binding == "link" and w_eff > holds:
+        # An ATM path has no switch: its cells wait in the sender's segmentation queue,
+        # which holds whatever the window lets TCP send.
+        if binding == "link" and "atm" not in fwd_b and w_eff > holds:
             limiter = "cwnd"
             notes.append(
                 f"window {w_eff} B exceeds pipe + queue of link {bottleneck} "
