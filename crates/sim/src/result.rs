@@ -127,7 +127,7 @@ pub struct LinkResult {
 pub struct AtmSummary {
     /// Seed 001's efficiency: the run's total TCP goodput (bytes delivered to the
     /// applications · 8 / elapsed time) over `max_goodput_bps`. None when some flow
-    /// crosses no ATM link.
+    /// crosses no ATM link, or a PEP splits a flow into several connections.
     pub efficiency: Option<f64>,
     /// The largest total TCP goodput the ATM links allow after the cell tax.
     pub max_goodput_bps: Option<f64>,

@@ -242,6 +242,11 @@ impl AtmNet {
 
     fn goodput_bound(&self, plan: &Plan, routes: &[[Vec<usize>; 2]]) -> Option<f64> {
         let flows = plan.resolved_flows();
+        // A flow split by a PEP runs as several connections; its end-to-end segments are
+        // not one VC's, so no bound is given.
+        if flows.len() != routes.len() {
+            return None;
+        }
         let mut uses = Vec::with_capacity(flows.len());
         for (flow, [route, _]) in flows.iter().zip(routes) {
             let (src, dst) = (&plan.hosts[flow.src].tcp, &plan.hosts[flow.dst].tcp);
