@@ -98,6 +98,47 @@ def test_two_stations_share_the_channel_fairly(direction: str) -> None:
     assert all(row["packets"] > 0 for row in stations)
 
 
+def upstream_and_downstream(ap_queue: str) -> list[float]:
+    """Two stations upload and two download through one AP; each flow's goodput."""
+    tcp = {"rcvbuf": "64KiB", "sndbuf": "64KiB"}
+    stations = ("sta1", "sta2", "sta3", "sta4")
+    links: list[dict[str, Any]] = [
+        {"kind": "wlan", "between": ["ap", sta], "rate": "11Mbps", "delay": "1us",
+         "wlan": {"ap_queue": ap_queue}}
+        for sta in stations
+    ]  # fmt: skip
+    links.append({"kind": "ethernet", "between": ["ap", "server"], "rate": "100Mbps",
+                  "delay": "100us"})  # fmt: skip
+    scenario = {
+        "name": "wlan-mixed",
+        "duration": "20s",
+        "hosts": [{"name": name, "tcp": tcp} for name in (*stations, "server")],
+        "routers": [{"name": "ap"}],
+        "links": links,
+        "app": {"kind": "bulk"},
+        "flows": [
+            {"src": "sta1", "dst": "server"},
+            {"src": "sta2", "dst": "server"},
+            {"src": "server", "dst": "sta3"},
+            {"src": "server", "dst": "sta4"},
+        ],
+    }
+    return [flow["goodput_bps"] for flow in tcplab.run(scenario).flows]
+
+
+def test_a_small_ap_queue_starves_the_downstream_flows() -> None:
+    """The AP is one DCF station with one queue: it wins about one transmission in five
+    against four busy stations, and that queue holds both downstream flows' data and the
+    upstream flows' ACKs. When it overflows, the downstream flows lose data segments and
+    back off, while the upstream flows lose only cumulative ACKs, which the next ACK
+    covers (Pilosof et al., INFOCOM 2003: up to an order of magnitude). A queue that holds
+    every window (4 × 64 KiB ≈ 180 packets) drops nothing, and the four flows share."""
+    up1, up2, down1, down2 = upstream_and_downstream("10p")
+    assert up1 + up2 > 10 * (down1 + down2)
+    flows = upstream_and_downstream("200p")
+    assert min(flows) > 0.9 * max(flows)
+
+
 def test_bit_errors_cost_retries_and_the_retry_limit_drops_frames() -> None:
     """A BER turns into a frame error rate of 1 − (1 − BER)^bits over each MPDU; a failed
     frame is retried with a doubled window, and one that fails retry_limit times is lost
