@@ -169,3 +169,32 @@ def test_derive_seed_is_stable_distinct_and_63_bit() -> None:
     assert all(0 <= s <= SEED_MASK for s in seeds)
     # Pinned: results stored under a derived seed must be found again by later versions.
     assert derive_seed(1, 1) == 1_612_262_187_497_885_005
+
+
+def test_a_wlan_link_carries_its_medium_and_its_mac_framing() -> None:
+    """The MPDU is the IP packet plus LLC/SNAP (8) and the MAC header and FCS; the medium's
+    settings ride on the link, the AP's end as 0 or 1."""
+    scenario = {
+        "hosts": [{"name": "sta"}, {"name": "pc"}],
+        "links": [
+            {
+                "kind": "wlan",
+                "rate": "11Mbps",
+                "delay": "1us",
+                "wlan": {"ap": "second", "preamble": "short", "mac_overhead": 34},
+            },
+            {"rate": "100Mbps", "delay": "1ms"},
+        ],
+    }
+    wlan, wired = resolve(validate_spec(scenario))["links"]
+    assert wlan["forward"]["framing"] == {"overhead_bytes": 34 + 8, "min_payload_bytes": 0}
+    assert wlan["wlan"] == {
+        "ap_end": 1,
+        "ack_rate_bps": 2_000_000,
+        "preamble": "short",
+        "retry_limit": 7,
+        "ap_queue": {"packets": 50},
+    }
+    assert "wlan" not in wired
+    scenario["links"][0]["wlan"]["medium"] = "radio-2"
+    assert resolve(validate_spec(scenario))["links"][0]["wlan"]["medium"] == "radio-2"

@@ -152,18 +152,6 @@ def test_bit_errors_cost_retries_and_the_retry_limit_drops_frames() -> None:
     assert result.summary["retransmits"] > 0
 
 
-def test_the_plan_carries_the_medium_and_the_mac_framing() -> None:
-    link = resolve(validate_spec(one_station(True, preamble="short", mac_overhead=34)))["links"][0]
-    assert link["forward"]["framing"] == {"overhead_bytes": 34 + 8, "min_payload_bytes": 0}
-    assert link["wlan"] == {
-        "ap_end": 1,
-        "ack_rate_bps": 2_000_000,
-        "preamble": "short",
-        "retry_limit": 7,
-        "ap_queue": {"packets": 50},
-    }
-
-
 @pytest.mark.parametrize(
     ("link", "message"),
     [
@@ -209,3 +197,12 @@ def test_a_capture_of_a_wlan_link_shows_each_packet_once() -> None:
     data, acks = result.links
     delivered = data["packets"] - data["retries"] + acks["packets"] - acks["retries"]
     assert records == delivered
+
+
+def test_the_model_backend_bounds_a_wlan_path_by_its_airtime() -> None:
+    """models.md §6.3: 4.95 Mb/s for MSS 1460 at 11 Mb/s with delayed ACKs."""
+    result = tcplab.run(one_station(True), backend="model")
+    model = result.summary["model"]
+    assert model["link_goodput_bps"] == [pytest.approx(4.95e6, abs=0.01e6)]
+    assert model["binding"] == "link"
+    assert result.summary["goodput_bps"] <= model["link_bound_bps"]
