@@ -190,17 +190,10 @@ impl Medium {
             return self.exchange(now, only);
         }
         let mut until = now;
-        for &i in &self.sending {
-            let head = self.stations[i]
-                .head
-                .as_mut()
-                .expect("senders have a frame");
-            let path = &mut self.paths[head.path];
-            let air = self.phy.frame_ns(head.bytes, path.rate_bps);
-            record(&mut path.stats.channel, head.bytes, air);
-            path.stats.collisions += 1;
-            head.ended = now + air;
-            until = until.max(head.ended);
+        for k in 0..self.sending.len() {
+            let (path, end) = self.send_head(now, self.sending[k]);
+            self.paths[path].stats.collisions += 1;
+            until = until.max(end);
         }
         self.state = State::Busy {
             until,
@@ -212,14 +205,12 @@ impl Medium {
     /// One station alone sends its frame; the receiver answers SIFS later with an ACK
     /// (§9.2.8) unless the frame was corrupted.
     fn exchange(&mut self, now: Nanos, sender: usize) -> Option<Delivery> {
+        self.send_head(now, sender);
         let head = self.stations[sender]
             .head
             .as_mut()
             .expect("senders have a frame");
         let path = &mut self.paths[head.path];
-        let air = self.phy.frame_ns(head.bytes, path.rate_bps);
-        record(&mut path.stats.channel, head.bytes, air);
-        head.ended = now + air;
         if path.errors.corrupts(head.bytes) {
             self.state = State::Busy {
                 until: head.ended,
@@ -246,6 +237,19 @@ impl Medium {
             outcome,
         };
         delivery
+    }
+
+    /// Station `i`'s head frame goes on the air at `now`. Returns its path and when it ends.
+    fn send_head(&mut self, now: Nanos, i: usize) -> (usize, Nanos) {
+        let head = self.stations[i]
+            .head
+            .as_mut()
+            .expect("senders have a frame");
+        let path = &mut self.paths[head.path];
+        let air = self.phy.frame_ns(head.bytes, path.rate_bps);
+        record(&mut path.stats.channel, head.bytes, air);
+        head.ended = now + air;
+        (head.path, head.ended)
     }
 
     /// The busy period ends at `end`: senders learn their fate, and everyone waits DIFS
