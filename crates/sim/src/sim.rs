@@ -1,7 +1,7 @@
 //! The simulation: hosts and store-and-forward routers joined by full-duplex links, the
 //! flows between hosts, each host's CPU, and the event loop that drives them.
 
-use crate::atm::{AtmNet, Cell};
+use crate::atm::AtmNet;
 use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
 use crate::flow::Flow;
 use crate::host::{Cpu, CpuCosts};
@@ -22,8 +22,9 @@ enum Event {
     TxDone(usize),
     /// A packet reached the far end of the channel it was on.
     Arrive(Packet),
-    /// An ATM cell reached the far end of the channel it was on.
-    Cell(Cell),
+    /// The first ATM cell on this channel's wire reached its far end (never queued: the
+    /// ATM links keep their own schedule, see `next_event`).
+    CellArrive(usize),
     SenderTimer(usize, usize),
     ReceiverTimer(usize, usize),
     /// A writing application's sleep between calls ended.
@@ -145,7 +146,7 @@ impl Simulation {
         self.dispatch();
         self.events
             .schedule(self.plan.trace_interval_ns.min(end), Event::Sample);
-        while let Some((at, event)) = self.events.pop() {
+        while let Some((at, event)) = self.next_event() {
             if at > end {
                 break;
             }
@@ -163,6 +164,20 @@ impl Simulation {
         self.finish(stop)
     }
 
+    /// The next thing to happen: the earliest queued event, or a cell reaching the end of
+    /// an ATM wire (crate::atm keeps those in its own schedule of small entries); at equal
+    /// times the queued event first.
+    fn next_event(&mut self) -> Option<(Nanos, Event)> {
+        let cell = self.atm.as_ref().and_then(AtmNet::next_due);
+        match (cell, self.events.peek_at()) {
+            (Some(at), queued) if queued.is_none_or(|q| at < q) => {
+                let ch = self.atm.as_mut().and_then(AtmNet::pop_due)?;
+                Some((at, Event::CellArrive(ch)))
+            }
+            _ => self.events.pop(),
+        }
+    }
+
     fn handle(&mut self, event: Event) {
         match event {
             Event::TxDone(ch) => {
@@ -176,11 +191,9 @@ impl Simulation {
                 }
             }
             Event::Arrive(packet) => self.arrive(packet),
-            Event::Cell(cell) => {
+            Event::CellArrive(ch) => {
                 let atm = self.atm.as_mut().expect("only ATM links carry cells");
-                let events = &mut self.events;
-                let schedule = |at, cell| events.schedule(at, Event::Cell(cell));
-                if let Some(packet) = atm.arrive(self.now, cell, schedule) {
+                if let Some(packet) = atm.arrive(self.now, ch) {
                     self.arrive(packet);
                 }
             }
@@ -582,11 +595,7 @@ impl Simulation {
             return self.wlan_offer(ch, packet);
         }
         if let Some(atm) = self.atm.as_mut().filter(|a| a.carries(ch)) {
-            let events = &mut self.events;
-            atm.send(self.now, packet, |at, cell| {
-                events.schedule(at, Event::Cell(cell))
-            });
-            return;
+            return atm.send(self.now, packet);
         }
         if let Some(done) = self.channels[ch].offer(self.now, packet) {
             self.tap(ch);

@@ -1,13 +1,19 @@
 //! ATM at cell level (docs/models/atm.md): AAL5 segmentation where a flow's packets enter
 //! an ATM link, cells crossing cell links and switch output ports one by one, and
 //! reassembly where they leave the last ATM link of a run. The simulator hands this module
-//! packets and cell events; everything that knows about cells lives here.
+//! packets and link events; everything that knows about cells lives here.
+//!
+//! Cells on a link direction reach its far end in the order they left, so each direction
+//! keeps its cells in flight in a FIFO, and only each FIFO's head cell waits in a schedule
+//! of small entries of its own ([`AtmNet::next_due`]), apart from the simulator's event
+//! queue, whose entries are as large as a packet.
 //!
 //! Hooks for ABR (ATM Forum TM 4.0), which plugs in here:
 //! - the source: [`AtmNet::send`] segments a frame and passes each cell to
 //!   [`AtmNet::emit`], the per-VC source scheduler. Today (UBR) it puts every cell on the
 //!   line at once, back to back at line rate; an ABR VC queues them and emits at ACR, with
-//!   a forward RM cell every Nrm cells.
+//!   a forward RM cell every Nrm cells. Its pacing timers belong in the ATM links' own
+//!   schedule (`due`, which holds wire heads today) rather than the simulator's queue.
 //! - the switches: [`AtmNet::forward`] passes each cell to its next output port
 //!   ([`port::Port::offer`]), which decides from the cells waiting; a cell's slot, hence
 //!   its departure, is known as it is accepted. EFCI marking and ERICA's per-port
@@ -21,13 +27,16 @@ pub mod port;
 pub mod sar;
 pub mod switch;
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
 use crate::engine::{Nanos, RngStream};
 use crate::net::Packet;
 use crate::plan::{Plan, TCP_IP_HEADER_BYTES};
 use crate::result::{AtmPortResult, AtmQueueSeries, AtmSummary, LinkResult};
 use cell_link::{CellErrors, SlotClock};
 use port::{Fate, Port};
-pub use sar::Cell;
+use sar::Cell;
 use sar::Frames;
 use switch::Buffer;
 
@@ -53,6 +62,13 @@ struct Vc {
 pub struct AtmNet {
     /// Per channel: its output port, if the link carries cells.
     ports: Vec<Option<Port>>,
+    /// Per channel: the cells on the wire, with the time each reaches the far end.
+    wires: Vec<VecDeque<(Nanos, Cell)>>,
+    /// The wires with cells, by when their head cell arrives (ties: first scheduled first).
+    due: BinaryHeap<Reverse<(Nanos, u64, usize)>>,
+    scheduled: u64,
+    /// Head-cell arrivals handled, for the run's count of events.
+    pub arrivals: u64,
     /// Per channel: the encapsulation bytes in front of each datagram.
     encapsulation: Vec<u64>,
     vcs: Vec<Vc>,
@@ -127,6 +143,10 @@ impl AtmNet {
             })
             .collect();
         let mut net = Self {
+            wires: vec![VecDeque::new(); channels.len()],
+            due: BinaryHeap::new(),
+            scheduled: 0,
+            arrivals: 0,
             ports,
             encapsulation,
             vcs,
@@ -143,9 +163,23 @@ impl AtmNet {
         self.ports[channel].is_some()
     }
 
-    /// Segments `packet`, which enters ATM channel `route[packet.hop]` at `now`; `schedule`
-    /// receives each cell with the time it reaches the far end.
-    pub fn send(&mut self, now: Nanos, packet: Packet, mut schedule: impl FnMut(Nanos, Cell)) {
+    /// When the next cell reaches the far end of its wire.
+    pub fn next_due(&self) -> Option<Nanos> {
+        self.due.peek().map(|Reverse((at, _, _))| *at)
+    }
+
+    /// The wire whose head cell arrives next ([`AtmNet::next_due`]), for [`AtmNet::arrive`].
+    pub fn pop_due(&mut self) -> Option<usize> {
+        self.due.pop().map(|Reverse((_, _, channel))| channel)
+    }
+
+    fn schedule(&mut self, at: Nanos, channel: usize) {
+        self.due.push(Reverse((at, self.scheduled, channel)));
+        self.scheduled += 1;
+    }
+
+    /// Segments `packet`, which enters ATM channel `route[packet.hop]` at `now`.
+    pub fn send(&mut self, now: Nanos, packet: Packet) {
         let vc = (packet.flow * 2 + packet.route) as u32;
         let hop = packet.hop as u32;
         let channel = self.vcs[vc as usize].route[packet.hop];
@@ -160,18 +194,18 @@ impl AtmNet {
                 eom: i + 1 == cells,
                 errored: false,
             };
-            self.emit(now, cell, &mut schedule);
+            self.emit(now, cell);
         }
     }
 
     /// The per-VC source scheduler. UBR: the cell goes to the line now, behind whatever the
     /// sending end has queued there.
-    fn emit(&mut self, now: Nanos, cell: Cell, schedule: &mut impl FnMut(Nanos, Cell)) {
-        self.forward(now, cell, schedule);
+    fn emit(&mut self, now: Nanos, cell: Cell) {
+        self.forward(now, cell);
     }
 
     /// Offers `cell` to the output port of the channel at its hop.
-    fn forward(&mut self, now: Nanos, mut cell: Cell, schedule: &mut impl FnMut(Nanos, Cell)) {
+    fn forward(&mut self, now: Nanos, mut cell: Cell) {
         let vc = &self.vcs[cell.vc as usize];
         let channel = vc.route[cell.hop as usize];
         let port = self.ports[channel]
@@ -180,7 +214,12 @@ impl AtmNet {
         match port.offer(now, cell.vc as usize, cell.eom) {
             Fate::Arrives { at, errored } => {
                 cell.errored |= errored;
-                schedule(at, cell);
+                let wire = &mut self.wires[channel];
+                let was_idle = wire.is_empty();
+                wire.push_back((at, cell));
+                if was_idle {
+                    self.schedule(at, channel);
+                }
             }
             Fate::Gone => {
                 self.frames.release(cell.frame, false);
@@ -188,20 +227,24 @@ impl AtmNet {
         }
     }
 
-    /// A cell reached the far end of its channel at `now`: a switch passes it on; at the
-    /// end of the ATM run it is reassembled, and a frame that passes comes out as its
-    /// packet, on the channel it arrived by.
-    pub fn arrive(
-        &mut self,
-        now: Nanos,
-        mut cell: Cell,
-        mut schedule: impl FnMut(Nanos, Cell),
-    ) -> Option<Packet> {
+    /// The head cell of `channel`'s wire reached the far end at `now`: a switch passes it
+    /// on; at the end of the ATM run it is reassembled, and a frame that passes comes out as
+    /// its packet, on the channel it arrived by.
+    pub fn arrive(&mut self, now: Nanos, channel: usize) -> Option<Packet> {
+        self.arrivals += 1;
+        let wire = &mut self.wires[channel];
+        let (at, mut cell) = wire
+            .pop_front()
+            .expect("a wire is due only while it has a head cell");
+        debug_assert_eq!(at, now);
+        if let Some(&(next, _)) = wire.front() {
+            self.schedule(next, channel);
+        }
         let vc = &mut self.vcs[cell.vc as usize];
         let hop = cell.hop as usize;
         if vc.switched[hop] {
             cell.hop += 1;
-            self.forward(now, cell, &mut schedule);
+            self.forward(now, cell);
             return None;
         }
         let expected = self.frames.cells(cell.frame);

@@ -2,7 +2,7 @@
 //! slot. Cells are not held in memory: in a FIFO whose cells leave one per slot, the slot
 //! a cell gets is known as it is accepted, so the port keeps only the first free slot, the
 //! number of cells waiting at any time follows from it, and each cell costs the simulator
-//! one event per hop (its arrival at the far end).
+//! one arrival at the far end per hop.
 
 use super::cell_link::{CellErrors, Reception, SlotClock};
 use super::switch::{Buffer, Drop};

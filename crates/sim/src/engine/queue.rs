@@ -63,6 +63,11 @@ impl<E> EventQueue<E> {
         Some((entry.at, entry.event))
     }
 
+    /// When the earliest event is due.
+    pub fn peek_at(&self) -> Option<Nanos> {
+        self.heap.peek().map(|entry| entry.at)
+    }
+
     /// Events handled so far, reported with every run as a measure of work done.
     pub fn popped(&self) -> u64 {
         self.popped
@@ -79,6 +84,7 @@ mod tests {
         q.schedule(30, "c");
         q.schedule(10, "a");
         q.schedule(20, "b");
+        assert_eq!(q.peek_at(), Some(10));
         assert_eq!(q.pop(), Some((10, "a")));
         assert_eq!(q.pop(), Some((20, "b")));
         assert_eq!(q.pop(), Some((30, "c")));
