@@ -125,6 +125,7 @@ def _problems(data: dict[str, Any]) -> list[str]:
         ({**AUDIO, "message_size": "64KiB"}, {}, "app.streams.0: message_size: a UDP message"),
         (AUDIO, {"objectives": {"preset": "gold"}}, 'app.objectives.preset: "gold" is not'),
         (AUDIO, {"objectives": {"loss_ratio": 2}}, "app.objectives.loss_ratio"),
+        ({**AUDIO, "when_blocked": "skip"}, {}, "app.streams.0: when_blocked: only a TCP"),
     ],
 )
 def test_stream_problems_name_their_field(
@@ -162,6 +163,7 @@ def test_streams_resolve_to_the_plan() -> None:
         "bit_rate": "384kbps",
         "direction": "downstream",
         "start": "1s",
+        "when_blocked": "skip",
     }
     plan = resolve(validate_spec(_spec([AUDIO, video])))
     assert plan["app"]["streams"] == [
@@ -180,6 +182,7 @@ def test_streams_resolve_to_the_plan() -> None:
             "message_size": 3201,
             "direction": "downstream",
             "start_ns": S,
+            "skip_when_blocked": True,
         },
     ]
     assert "objectives" not in plan["app"]

@@ -16,7 +16,6 @@ from tcplab.cli import app
 from tcplab.papers import seed000
 from tcplab.papers.pack import (
     HELD,
-    NOT_CHECKABLE,
     NOT_HELD,
     Check,
     Exhibit,
@@ -61,7 +60,7 @@ def test_seed000_sets_the_paper_beside_tcplab_and_judges_its_conclusions(
     assert "953.3 kbit/s" in stdout and "710 kbit/s" in stdout
     data = recorded(quick["seed000"])
     assert data["pack"] == "seed000" and data["quick"] is True
-    bound, fig11 = data["comparisons"]
+    bound, fig11, *videoconference = data["comparisons"]
     assert bound["paper"] == pytest.approx(65536 * 8 / 0.55)
     # The model's W/RTT counts headers and serialization: a little under 64 KB / 550 ms.
     assert 0.9 < bound["ratio"] < 1.0
@@ -70,12 +69,22 @@ def test_seed000_sets_the_paper_beside_tcplab_and_judges_its_conclusions(
     # which exceeds 32 KiB / 550 ms; the pack says so rather than scaling the number.
     assert fig11["tcplab"] < 32 * 1024 * 8 / 0.55
     assert "effective window" in fig11["note"]
+    # Table 4 (video and audio at four Eb/No) and the transfer time at 6.5 dB.
+    assert len(videoconference) == 9
+    table4 = {c["what"]: c for c in videoconference}
+    assert table4["mean video message inter-arrival at 6.5 dB"]["paper"] == pytest.approx(0.1094)
+    assert table4["mean audio message inter-arrival at 8.0 dB"]["paper"] == pytest.approx(0.04658)
+    assert all(c["tcplab"] > 0 for c in videoconference)
     statuses = {check["claim"]: check["status"] for check in data["checks"]}
-    assert len(statuses) == 5
-    assert set(statuses.values()) <= {HELD, NOT_HELD, NOT_CHECKABLE}
+    assert len(statuses) == 7
+    assert set(statuses.values()) <= {HELD, NOT_HELD}
     assert statuses["The highest goodput measured stays below the 953 kb/s window bound"] == HELD
-    video = next(claim for claim in statuses if "videoconferencing" in claim)
-    assert statuses[video] == NOT_CHECKABLE
+    # Issue 7, item 3: the video's inter-arrival rises as Eb/No falls and the ITU verdict
+    # fails at the low end.
+    frozen = next(claim for claim in statuses if "the video nearly stops" in claim)
+    assert statuses[frozen] == HELD
+    itu = next(claim for claim in statuses if "320 ms objective" in claim)
+    assert statuses[itu] == HELD
     assert all(check["evidence"] for check in data["checks"])
 
 
@@ -85,7 +94,9 @@ def test_seed000_report_shows_the_comparison_the_differences_and_loads_its_plots
     report = quick["seed000"] / "report.html"
     html = report.read_text()
     for text in ("Published numbers", "Known differences", "AFD", "Table 3", "koreasat-2000",
-                 "64 KB window bound and its Fig. 11", "not checkable yet", "ratio"):  # fmt: skip
+                 "64 KB window bound and its Fig. 11", "not checkable yet", "ratio",
+                 "Table 4: mean message inter-arrival over TCP", "Video (paper)",
+                 "Audio (tcplab)", "109.40 ms", "delay ≤ 320 ms"):  # fmt: skip
         assert text in html
     # Goodput against socket buffer (two message sizes) and against Eb/No.
     assert len(assert_renders(report, "reproduce-seed000", tmp_path)) == 3

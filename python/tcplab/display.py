@@ -128,6 +128,7 @@ def _verdict(row: Mapping[str, Any], name: str, statistic: str, limit: str) -> s
 MEDIA_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
     ("transport", lambda r: f"{r['transport']} ({r['kind']})"),
     ("messages sent", lambda r: f"{r['messages_sent']:,}"),
+    ("skipped by the sender", lambda r: f"{r['messages_skipped']:,}"),
     ("received", lambda r: f"{r['messages_received']:,}"),
     ("lost (later than T_max)", lambda r: f"{r['messages_lost']:,}"),
     ("loss ratio", lambda r: MISSING if r["loss_ratio"] is None else f"{r['loss_ratio']:.3g}"),

@@ -70,6 +70,7 @@ OBJECTIVES = (
 # The statistics the run's summary repeats per stream (so that sweeps aggregate them).
 SUMMARY_FIELDS = (
     "messages_sent",
+    "messages_skipped",
     "messages_received",
     "loss_ratio",
     "delay_mean_s",
@@ -78,6 +79,9 @@ SUMMARY_FIELDS = (
     "ipdv_s",
     "interarrival_mean_s",
     "interarrival_std_s",
+    "delay_ok",
+    "delay_variation_ok",
+    "loss_ratio_ok",
     "passed",
 )
 
@@ -237,6 +241,8 @@ def finish(raw: Mapping[str, Any], app: App | None) -> dict[str, Any]:
             "src": record["src"],
             "dst": record["dst"],
             "interval_s": record["interval_ns"] / NS_PER_S,
+            # Dropped by a sender that skips while blocked: never sent, so never lost.
+            "messages_skipped": record.get("skipped", 0),
             **stats,
         }
         row.update(verdicts(row, limits))

@@ -166,6 +166,8 @@ def _stream(stream: Stream) -> dict[str, Any]:
         plan["max_message_size"] = stream.max_message_size
     if stream.start:
         plan["start_ns"] = stream.start
+    if stream.when_blocked == "skip":
+        plan["skip_when_blocked"] = True
     return plan
 
 

@@ -429,6 +429,11 @@ class Stream(_Model):
     start: Duration | None = Field(
         None, description="first message this long after the stream can send"
     )
+    when_blocked: Literal["queue", "skip"] = Field(
+        "queue",
+        description="tcp: a message due while the last is not all in the send buffer waits"
+        " (queue) or is dropped by the application (skip)",
+    )
 
     @field_validator("rate")
     @classmethod
@@ -459,6 +464,12 @@ class Stream(_Model):
         if largest is not None and smallest is not None and largest < smallest:
             raise ValueError(f"{largest} B is below message_size, {smallest} B")
         return largest
+
+    @model_validator(mode="after")
+    def _skip_over_tcp(self) -> Stream:
+        if self.when_blocked == "skip" and self.transport != "tcp":
+            raise ValueError('when_blocked: only a TCP stream\'s writes block; "skip" needs tcp')
+        return self
 
     @model_validator(mode="after")
     def _udp_datagram_fits(self) -> Stream:

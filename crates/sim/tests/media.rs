@@ -242,3 +242,41 @@ fn media_runs_are_deterministic_and_downstream_streams_leave_the_server() {
     assert_eq!(result["links"][1]["direction"], "reverse");
     assert!(result["links"][1]["packets"].as_u64().unwrap() >= 100);
 }
+
+#[test]
+fn a_skipping_tcp_sender_drops_frames_instead_of_queueing_them() {
+    // 2000-byte frames every 10 ms (1.6 Mb/s) into a 1 Mb/s link: the stream cannot keep
+    // up. Queued, each frame waits behind all the earlier ones; skipped, a frame is dropped
+    // while the last is not all in the 16 KiB send buffer, so none waits much longer than
+    // it takes that buffer and the frame to drain.
+    let rate = 1_000_000;
+    let run_with = |skip: bool| {
+        let mut video = stream("video", "tcp", 10 * MS, 2000);
+        video["skip_when_blocked"] = json!(skip);
+        let mut p = plan(
+            20 * S,
+            vec![link(rate, 10 * MS, json!({"kind": "none"}))],
+            vec![video],
+        );
+        for host in 0..2 {
+            p["hosts"][host]["tcp"]["sndbuf"] = json!(16_384);
+        }
+        run(&p)["streams"][0].clone()
+    };
+    let queued = run_with(false);
+    let skipped = run_with(true);
+    assert_eq!(queued["skipped"], 0);
+    let max = |s: &Value| delays(s).into_iter().flatten().max().unwrap();
+    assert!(
+        max(&queued) > 5 * S,
+        "queued frames fall behind without bound"
+    );
+    let drain = wire_ns(16_384 + 2000 + 40 * 14, rate) + 10 * MS;
+    assert!(max(&skipped) < drain, "{} >= {drain}", max(&skipped));
+    // About 1 Mb/s of 1.6 Mb/s gets through: some 35-40 % of the frames are dropped. The
+    // stream starts after the handshake (20 ms), so 1998 fall due.
+    let dropped = skipped["skipped"].as_u64().unwrap();
+    let sent = skipped["sent_ns"].as_array().unwrap().len() as u64;
+    assert_eq!(dropped + sent, 1998);
+    assert!((600..900).contains(&dropped), "{dropped}");
+}

@@ -112,6 +112,7 @@ def to_result(
                 "src": src,
                 "dst": dst,
                 "interval_ns": record["interval_ns"],
+                "skipped": record["skipped"],
                 "bytes": record["bytes"],
                 "sent_ns": record["sent_ns"],
                 "received_ns": received,

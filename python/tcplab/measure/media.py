@@ -55,6 +55,7 @@ class Stream:
     message_size: int
     max_message_size: int | None = None
     start_ns: int = 0
+    skip_when_blocked: bool = False
 
     @classmethod
     def from_plan(cls, plan: Mapping[str, Any]) -> Stream:
@@ -65,6 +66,7 @@ class Stream:
             message_size=int(plan["message_size"]),
             max_message_size=plan.get("max_message_size"),
             start_ns=int(plan.get("start_ns", 0)),
+            skip_when_blocked=bool(plan.get("skip_when_blocked", False)),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,10 +94,13 @@ class _Sender:
     backlog: bytearray = field(default_factory=bytearray)
     sent_ns: list[int] = field(default_factory=list)
     bytes: list[int] = field(default_factory=list)
+    # Messages that fell due, sent or skipped, and those skipped.
+    fallen_due: int = 0
+    skipped: int = 0
 
     def due(self, t0: int) -> int:
         """When the next message falls due: on the stream's grid, whatever lateness."""
-        return t0 + self.stream.start_ns + len(self.sent_ns) * self.stream.interval_ns
+        return t0 + self.stream.start_ns + self.fallen_due * self.stream.interval_ns
 
     def next_size(self) -> int:
         s = self.stream
@@ -104,7 +109,12 @@ class _Sender:
         return self.sizes.randint(s.message_size, s.max_message_size)
 
     def produce(self, t0: int) -> None:
-        """The next message, stamped now."""
+        """The next message, stamped now; a skipping TCP sender drops it instead while the
+        last one is not all in the socket (sequence numbers count messages sent)."""
+        self.fallen_due += 1
+        if self.backlog and self.stream.skip_when_blocked:
+            self.skipped += 1
+            return
         size = self.next_size()
         stamp = now_ns()
         seq = len(self.sent_ns)
@@ -173,6 +183,7 @@ def run_client(
                 "stream": s.stream.name,
                 "transport": s.stream.transport,
                 "interval_ns": s.stream.interval_ns,
+                "skipped": s.skipped,
                 "bytes": s.bytes,
                 "sent_ns": s.sent_ns,
                 "received_ns": _arrivals(report["arrivals"][s.stream.name], len(s.sent_ns)),

@@ -9,7 +9,8 @@ three measurements per point (§4).
 
 The paper's figures are not in the text this pack was written from, so only the numbers its
 text states are compared: the 953 kb/s window bound (§2.2.1), 710 kb/s at 8 dB with 32 KB
-buffers and 2048 KB messages (§4.2, Fig. 11), and Table 3's Eb/No–BER–CLR rows.
+buffers and 2048 KB messages (§4.2, Fig. 11), Table 3's Eb/No–BER–CLR rows, and the
+videoconference's Table 4 and transfer time (§4.4; seed000_video).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 
 from tcplab import api, ber_curves, display, plots
 from tcplab.links import FRAMING
+from tcplab.papers import seed000_video
 from tcplab.papers.pack import (
     HELD,
     NOT_HELD,
@@ -293,6 +295,7 @@ PACK = Pack(
             f"stack profile {PROFILE}; 2.048 Mb/s, 275 ms each way",
             grid,
         ),
+        *seed000_video.EXPERIMENTS,
     ),
     published=(
         Published(
@@ -316,6 +319,7 @@ PACK = Pack(
             "its effective window was larger than its socket buffer (see known differences); "
             "tcplab's window is the socket buffer",
         ),
+        *seed000_video.published(),
     ),
     checks=(
         Check(
@@ -338,13 +342,7 @@ PACK = Pack(
             "§2.2.1; §4.2, Fig. 11",
             _below_window_bound,
         ),
-        Check(
-            "IPoA videoconferencing freezes at Eb/No ≤ 6.5 dB and its message delay exceeds "
-            "ITU's 320 ms objective",
-            "§4.4, Table 3, Table 4, Figs. 16-18",
-            needs="a media application (timestamped video and audio messages) and its "
-            "inter-arrival and delay statistics; planned, not in tcplab yet",
-        ),
+        *seed000_video.CHECKS,
     ),
     differences=(
         "The paper's 710 kb/s at 8 dB with 32 KB socket buffers is more than a 32 KB window "
@@ -372,6 +370,7 @@ PACK = Pack(
         "granularity and RTO constants are not reproduced.",
         "The message sizes of Figs. 5-8 are not given in the text; the pack uses 512 B and "
         "the 2048 KB of Fig. 11.",
+        *seed000_video.DIFFERENCES,
     ),
-    exhibits=exhibits,
+    exhibits=lambda results: exhibits(results) + seed000_video.exhibits(results),
 )

@@ -40,6 +40,11 @@ pub struct MediaStream {
     sizes: Sizes,
     /// When message 0 is due; None until the stream can send.
     first_due: Option<Nanos>,
+    /// Messages that fell due so far, sent or skipped.
+    due: u64,
+    /// TCP: messages the application dropped because the last one was not all written.
+    skip_when_blocked: bool,
+    skipped: u64,
     /// Per message, by sequence number.
     bytes: Vec<u64>,
     sent: Vec<Nanos>,
@@ -75,6 +80,9 @@ impl MediaStream {
             start_delay: plan.start_ns,
             sizes,
             first_due: None,
+            due: 0,
+            skip_when_blocked: plan.skip_when_blocked,
+            skipped: 0,
             bytes: Vec::new(),
             sent: Vec::new(),
             received: Vec::new(),
@@ -98,12 +106,23 @@ impl MediaStream {
     /// When the next message is due: on a fixed grid from the first, so that a late
     /// event never shifts the ones after it.
     pub fn next_due(&self) -> Option<Nanos> {
-        self.first_due
-            .map(|t| t + self.interval * self.sent.len() as u64)
+        self.first_due.map(|t| t + self.interval * self.due)
     }
 
-    /// The application produces its next message at `now` and time-stamps it.
-    pub fn emit(&mut self, now: Nanos) -> Message {
+    /// A message falls due at `now` while `blocked` (the last one is not all in the send
+    /// buffer): the application drops it if it skips then, and returns None.
+    pub fn fall_due(&mut self, now: Nanos, blocked: bool) -> Option<Message> {
+        self.due += 1;
+        if blocked && self.skip_when_blocked {
+            self.skipped += 1;
+            return None;
+        }
+        Some(self.emit(now))
+    }
+
+    /// The application produces its next message at `now` and time-stamps it; sequence
+    /// numbers count the messages sent, so a receiver sees no gap for a skipped one.
+    fn emit(&mut self, now: Nanos) -> Message {
         let seq = self.sent.len() as u64;
         let bytes = self.sizes.next();
         self.bytes.push(bytes);
@@ -155,6 +174,7 @@ impl MediaStream {
             src,
             dst,
             interval_ns: self.interval,
+            skipped: self.skipped,
             bytes: self.bytes.clone(),
             sent_ns: self.sent.clone(),
             received_ns: self.received.clone(),
@@ -172,6 +192,8 @@ pub struct StreamResult {
     pub src: String,
     pub dst: String,
     pub interval_ns: Nanos,
+    /// Messages that fell due but were dropped by the application (skip_when_blocked).
+    pub skipped: u64,
     pub bytes: Vec<u64>,
     pub sent_ns: Vec<Nanos>,
     pub received_ns: Vec<Option<Nanos>>,
@@ -191,6 +213,7 @@ mod tests {
             max_message_size: max,
             start_ns: 5,
             direction: Direction::Upstream,
+            skip_when_blocked: false,
         }
     }
 
@@ -201,22 +224,38 @@ mod tests {
         assert_eq!(s.start(100), Some(105));
         assert_eq!(s.start(200), None, "a stream starts once");
         // Emitted late, message 0 does not delay message 1.
-        assert_eq!(
-            s.emit(110),
-            Message {
-                seq: 0,
-                bytes: 1000
-            }
-        );
+        let first = Message {
+            seq: 0,
+            bytes: 1000,
+        };
+        assert_eq!(s.fall_due(110, false), Some(first));
         assert_eq!(s.next_due(), Some(40_000_105));
+    }
+
+    #[test]
+    fn a_skipping_sender_drops_what_falls_due_while_blocked_and_keeps_its_grid() {
+        let mut p = plan(Transport::Tcp, None);
+        p.skip_when_blocked = true;
+        let mut s = MediaStream::new(&p, 1);
+        s.start(0);
+        assert_eq!(s.fall_due(5, false).map(|m| m.seq), Some(0));
+        assert_eq!(s.fall_due(40_000_005, true), None);
+        assert_eq!(s.next_due(), Some(80_000_005));
+        // The next message sent is number 1: the receiver sees no gap.
+        assert_eq!(s.fall_due(80_000_005, false).map(|m| m.seq), Some(1));
+        assert_eq!(s.result(0, "a".into(), "b".into()).skipped, 1);
+        // A queueing sender queues whatever the socket says.
+        let mut q = MediaStream::new(&plan(Transport::Tcp, None), 1);
+        q.start(0);
+        assert!(q.fall_due(5, true).is_some());
     }
 
     #[test]
     fn a_tcp_message_arrives_when_its_last_byte_is_read() {
         let mut s = MediaStream::new(&plan(Transport::Tcp, None), 1);
         s.start(0);
-        s.emit(0);
-        s.emit(1);
+        s.fall_due(0, false);
+        s.fall_due(1, false);
         s.read_to(999, 10);
         s.read_to(1999, 20);
         assert_eq!(s.received, vec![Some(20), None]);
@@ -228,7 +267,7 @@ mod tests {
     fn a_udp_message_arrives_with_its_last_fragment() {
         let mut s = MediaStream::new(&plan(Transport::Udp, None), 1);
         s.start(0);
-        s.emit(0);
+        s.fall_due(0, false);
         s.sent_as(0, 2);
         assert_eq!(s.fragment_arrived(0, 7), None);
         assert_eq!(s.received, vec![None]);
@@ -241,7 +280,9 @@ mod tests {
         let sizes = |seed| {
             let mut s = MediaStream::new(&plan(Transport::Udp, Some(1003)), seed);
             s.start(0);
-            (0..200).map(|t| s.emit(t).bytes).collect::<Vec<_>>()
+            (0..200)
+                .filter_map(|t| s.fall_due(t, false).map(|m| m.bytes))
+                .collect::<Vec<_>>()
         };
         let a = sizes(1);
         assert!(a.iter().all(|b| (1000..=1003).contains(b)));

@@ -39,6 +39,10 @@ pub struct StreamPlan {
     /// Upstream: the flow's client sends; downstream: its server does.
     #[serde(default)]
     pub direction: Direction,
+    /// TCP: a message that falls due while the last one is not all in the send buffer is
+    /// dropped by the application (a real-time sender skips a frame), not queued behind it.
+    #[serde(default)]
+    pub skip_when_blocked: bool,
 }
 
 /// The largest UDP payload (RFC 768: a 16-bit length counting the 8-byte header; IPv4's own
@@ -64,6 +68,12 @@ impl StreamPlan {
             return Err(PlanError::field(
                 format!("{at}.direction"),
                 "a stream goes one way: upstream or downstream; give each way its own stream",
+            ));
+        }
+        if self.skip_when_blocked && self.transport == Transport::Udp {
+            return Err(PlanError::field(
+                format!("{at}.skip_when_blocked"),
+                "only a TCP stream's writes can block",
             ));
         }
         let largest = self.max_message_size.unwrap_or(self.message_size);

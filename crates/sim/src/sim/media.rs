@@ -5,7 +5,7 @@
 
 use super::{Event, Simulation};
 use crate::engine::Nanos;
-use crate::media::fragments;
+use crate::media::{fragments, Message};
 use crate::net::{Packet, Udp};
 use crate::plan::Transport;
 use crate::tcp::Segment;
@@ -30,46 +30,56 @@ impl Simulation {
         }
     }
 
-    /// The application of flow `f` produces its next message now and sends it.
+    /// A message of flow `f` falls due: the application sends it (or, blocked and skipping,
+    /// drops it).
     pub(super) fn media_send(&mut self, f: usize) {
         let now = self.now;
         let flow = &mut self.flows[f];
+        let blocked = flow.sides[0].writer.as_ref().is_some_and(|w| w.has_more());
         let Some(stream) = &mut flow.media else {
             return;
         };
-        let message = stream.emit(now);
-        let next = stream.next_due();
-        match stream.transport {
+        let message = stream.fall_due(now, blocked);
+        let (transport, next) = (stream.transport, stream.next_due());
+        if let Some(at) = next {
+            self.media_due(f, at);
+        }
+        let Some(message) = message else {
+            return;
+        };
+        match transport {
             Transport::Tcp => {
-                if let Some(writer) = &mut flow.sides[0].writer {
+                if let Some(writer) = &mut self.flows[f].sides[0].writer {
                     writer.release_message(message.bytes);
                 }
                 self.activity(f, 0, Vec::new());
             }
-            Transport::Udp => {
-                let host = flow.sides[0].host;
-                let mtu = self.plan.hosts[host].tcp.mss + TCP_IP_HEADERS;
-                let pieces = fragments(message.bytes, mtu);
-                stream.sent_as(message.seq, pieces.len() as u32);
-                for len in pieces {
-                    let udp = Udp {
-                        message: message.seq,
-                        len,
-                    };
-                    let packet = Packet {
-                        flow: f,
-                        route: 0,
-                        hop: 0,
-                        segment: Segment::default(),
-                        piggyback: None,
-                        udp: Some(udp),
-                    };
-                    self.send(host, packet);
-                }
-            }
+            Transport::Udp => self.media_datagram(f, message),
         }
-        if let Some(at) = next {
-            self.media_due(f, at);
+    }
+
+    /// Flow `f`'s message goes out as one UDP datagram, in fragments above the MTU.
+    fn media_datagram(&mut self, f: usize, message: Message) {
+        let host = self.flows[f].sides[0].host;
+        let mtu = self.plan.hosts[host].tcp.mss + TCP_IP_HEADERS;
+        let pieces = fragments(message.bytes, mtu);
+        if let Some(stream) = &mut self.flows[f].media {
+            stream.sent_as(message.seq, pieces.len() as u32);
+        }
+        for len in pieces {
+            let udp = Udp {
+                message: message.seq,
+                len,
+            };
+            let packet = Packet {
+                flow: f,
+                route: 0,
+                hop: 0,
+                segment: Segment::default(),
+                piggyback: None,
+                udp: Some(udp),
+            };
+            self.send(host, packet);
         }
     }
 
