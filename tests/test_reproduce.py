@@ -16,6 +16,7 @@ from tcplab.cli import app
 from tcplab.papers import seed000
 from tcplab.papers.pack import (
     HELD,
+    NOT_CHECKABLE,
     NOT_HELD,
     Check,
     Exhibit,
