@@ -187,5 +187,18 @@ def test_epd_raises_efficiency_over_plain_ubr_with_many_vcs() -> None:
     epd = tcplab.run(dumbbell(30, "epd")).summary["atm"]
     assert ubr["cells_dropped"] > 0 and epd["cells_dropped"] > 0
     assert epd["efficiency"] > 1.03 * ubr["efficiency"]
-    # Damaged frames: plain UBR loses more frames for its cells dropped.
+    # Plain UBR carries the rest of a damaged frame to the receiver for nothing; EPD drops
+    # frames whole and, once the buffer is full, PPD the rest of the damaged one.
     assert ubr["frames_lost"] > epd["frames_lost"]
+    assert ubr["cells_dead"] > 5 * epd["cells_dead"]
+
+
+def test_a_cell_loss_ratio_loses_that_share_of_cells_and_their_frames() -> None:
+    result = tcplab.run({**path({"rate": "150Mbps", "clr": 1e-3}), "duration": "1s"})
+    atm = result.summary["atm"]
+    assert atm["cells_dropped"] == 0
+    assert atm["cell_loss_ratio"] == pytest.approx(1e-3, rel=0.1)
+    # A frame is lost with any of its cells: 43-cell data frames and 2-cell ACKs.
+    frames = atm["frames_delivered"] + atm["frames_lost"]
+    assert 2 * 1e-3 < atm["frames_lost"] / frames < 43 * 1e-3
+    assert result.summary["retransmits"] > 0

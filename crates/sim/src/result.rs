@@ -139,6 +139,9 @@ pub struct AtmSummary {
     pub cells_lost: u64,
     /// (cells_dropped + cells_lost) / cells_sent.
     pub cell_loss_ratio: f64,
+    /// Cells that crossed their whole ATM path for nothing: reassembled into frames that
+    /// failed, or still being reassembled at the end (Romanow & Floyd's "dead" cells).
+    pub cells_dead: u64,
     /// AAL5 frames reassembled and passed on, and frames lost (a cell dropped, lost or
     /// errored, or merged with a frame whose end-of-frame cell was lost).
     pub frames_delivered: u64,

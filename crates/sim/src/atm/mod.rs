@@ -77,6 +77,9 @@ pub struct AtmNet {
     sampled_at: Vec<Nanos>,
     /// Cells segmented at the sending ends.
     cells_sent: u64,
+    /// Cells that reached reassembly, and those of them in frames that passed.
+    cells_reassembled: u64,
+    cells_in_frames: u64,
     /// The goodput bound of the efficiency, if every flow crosses an ATM link.
     max_goodput_bps: Option<f64>,
 }
@@ -153,6 +156,8 @@ impl AtmNet {
             frames: Frames::default(),
             sampled_at: Vec::new(),
             cells_sent: 0,
+            cells_reassembled: 0,
+            cells_in_frames: 0,
             max_goodput_bps: None,
         };
         net.max_goodput_bps = net.goodput_bound(plan, routes);
@@ -249,7 +254,9 @@ impl AtmNet {
         }
         let expected = self.frames.cells(cell.frame);
         let passes = vc.reassembly[hop].push(cell.frame, cell.errored, cell.eom, expected);
+        self.cells_reassembled += 1;
         let mut packet = self.frames.release(cell.frame, passes == Some(true))?;
+        self.cells_in_frames += expected;
         packet.hop = hop;
         Some(packet)
     }
@@ -338,6 +345,7 @@ impl AtmNet {
             cells_dropped: dropped,
             cells_lost: lost,
             cell_loss_ratio: (dropped + lost) as f64 / self.cells_sent.max(1) as f64,
+            cells_dead: self.cells_reassembled - self.cells_in_frames,
             frames_delivered: self.frames.delivered,
             frames_lost: self.frames.lost,
         }
