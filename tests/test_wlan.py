@@ -60,6 +60,10 @@ def test_one_flow_lands_between_the_dcf_airtime_bounds(delayed_ack: bool) -> Non
     data, acks = result.links
     assert data["collisions"] == acks["collisions"] > 0
     assert data["collisions"] < 0.08 * data["packets"]
+    wlan = result.summary["wlan"]
+    assert wlan["frames"] == data["packets"] + acks["packets"]
+    assert wlan["retries"] == data["retries"] + acks["retries"]
+    assert wlan["retry_drops"] == wlan["queue_drops"] == 0
 
 
 def two_stations(direction: str) -> dict[str, Any]:

@@ -101,6 +101,11 @@ SUMMARY_ROWS: tuple[tuple[str, str, Formatter], ...] = (
     ("ATM goodput bound", "atm.max_goodput_bps", rate),
     ("cell loss ratio", "atm.cell_loss_ratio", lambda v, ci: f"{v:.2e}"),
     ("cells dropped", "atm.cells_dropped", count),
+    # The frames of 802.11 links (docs/models/wlan.md).
+    ("802.11 frames", "wlan.frames", count),
+    ("802.11 retries", "wlan.retries", count),
+    ("802.11 collisions", "wlan.collisions", count),
+    ("802.11 retry drops", "wlan.retry_drops", count),
     # The closed-form bounds only the model backend reports.
     ("window bound (W/RTT)", "model.window_bound_bps", rate),
     ("link bound", "model.link_bound_bps", rate),

@@ -59,9 +59,28 @@ pub struct Summary {
     /// Cells on the ATM links; absent when no link carries cells.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub atm: Option<AtmSummary>,
+    /// Frames on the 802.11 media; absent when no link is a wlan link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wlan: Option<WlanSummary>,
     /// Request/response flows' transactions; absent without such flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rr: Option<LatencySummary>,
+}
+
+/// The 802.11 media's frames in the run's summary, all stations and the APs together
+/// (docs/models/wlan.md).
+#[derive(Debug, Default, Serialize)]
+pub struct WlanSummary {
+    /// Data frame transmission attempts.
+    pub frames: u64,
+    /// Attempts that failed and were tried again.
+    pub retries: u64,
+    /// Attempts that overlapped another station's (a collision of two counts twice).
+    pub collisions: u64,
+    /// Frames discarded at the retry limit: losses TCP sees.
+    pub retry_drops: u64,
+    /// Packets dropped by full station or AP queues.
+    pub queue_drops: u64,
 }
 
 #[derive(Debug, Serialize)]

@@ -45,6 +45,7 @@ BYTES = "app.bytes"
 WRITE = "app.message_size"
 READ = "app.read_size"
 PAUSE = "app.write_delay"
+RETRIES = "wlan_retries"
 DIRECTIONS = ("upstream", "downstream", "both")
 # 60 s of voice is 486 KB (§II.2 (1)), so 600 s is 4860 KB, the paper's "about 4.7 MB";
 # the paper's other experiments use 2,344 KB, 289 s of voice.
@@ -168,20 +169,8 @@ EXPERIMENTS = (
 # ---- reading the results ------------------------------------------------------------------
 
 
-def _means(results: Results, experiment: str) -> pd.DataFrame:
-    """Per point: the swept values and the mean summary fields, with the 802.11 link's
-    retries and collisions (both directions, summed per run, then averaged)."""
-    means = results.means(experiment)
-    store = results.stores[experiment]
-    links = store.links()
-    wlan = links[links["link"] == 0].groupby("run_id")[["retries", "collisions"]].sum()
-    points = store.summary().set_index("run_id")["point_id"]
-    mac = wlan.join(points).groupby("point_id").mean()
-    return means.join(mac, on="point_id")
-
-
 def _time(results: Results, experiment: str, **where: Any) -> float:
-    means = _means(results, experiment)
+    means = results.means(experiment)
     for path, value in where.items():
         means = means[means[path] == value]
     return float(means["elapsed_s"].iloc[0])
@@ -189,7 +178,7 @@ def _time(results: Results, experiment: str, **where: Any) -> float:
 
 def _sizes_kib(results: Results) -> list[int]:
     """The message sizes the file-size experiment ran, in KiB."""
-    return sorted(int(size) // KIB for size in _means(results, FILE_SIZE)[BYTES].unique())
+    return sorted(int(size) // KIB for size in results.means(FILE_SIZE)[BYTES].unique())
 
 
 def _by_size(results: Results, kib: int) -> dict[str, float]:
@@ -208,7 +197,7 @@ def _down_over_up(results: Results) -> dict[int, float]:
 
 def _read_gain(results: Results) -> float:
     """Receive time saved by the largest read size against the smallest."""
-    times = _means(results, READ_BUFFER).set_index(READ)["elapsed_s"].sort_index()
+    times = results.means(READ_BUFFER).set_index(READ)["elapsed_s"].sort_index()
     return float(1 - times.iloc[-1] / times.iloc[0])
 
 
@@ -222,7 +211,7 @@ def _pause_gain(results: Results) -> float:
 def _throughput(results: Results) -> pd.DataFrame:
     """Fig. 5's throughput: bytes received over the receive time (a PDA-to-PDA message is
     received twice, once by the server and once by the other PDA)."""
-    means = _means(results, WRITE_SIZE)
+    means = results.means(WRITE_SIZE)
     legs = means[DIRECTION].map({"both": 2}).fillna(1)
     return means.assign(goodput_bps=8 * MESSAGE_KIB * KIB * legs / means["elapsed_s"])
 
@@ -308,7 +297,7 @@ def _write_size_peaks_at_4k(results: Results) -> Verdict:
 
 
 def _read_buffer_helps(results: Results) -> Verdict:
-    means = _means(results, READ_BUFFER).set_index(READ)["elapsed_s"].sort_index()
+    means = results.means(READ_BUFFER).set_index(READ)["elapsed_s"].sort_index()
     gain = _read_gain(results)
     held = gain > 0 and means.idxmin() == means.index[-1]
     evidence = ", ".join(f"{size} B {time:.2f} s" for size, time in means.items())
@@ -316,7 +305,7 @@ def _read_buffer_helps(results: Results) -> Verdict:
 
 
 def _times_by_pause(results: Results, direction: str) -> pd.Series:
-    means = _means(results, INTER_PACKET)
+    means = results.means(INTER_PACKET)
     return means[means[DIRECTION] == direction].set_index(PAUSE)["elapsed_s"]
 
 
@@ -346,12 +335,12 @@ def _upstream_best_without_pause(results: Results) -> Verdict:
 
 
 def _fewer_errors_with_pauses(results: Results) -> Verdict:
-    means = _means(results, INTER_PACKET)
+    means = results.means(INTER_PACKET)
     down = means[means[DIRECTION] == "downstream"].set_index(PAUSE)
-    errors = down["ring_drops"] + down["retries"]
+    errors = down["ring_drops"] + down[RETRIES]
     held = errors[BEST_PAUSE_MS * MS] < errors[0] and errors[10 * MS] <= errors[BEST_PAUSE_MS * MS]
     evidence = ", ".join(
-        f"{ns // MS} ms: {down['ring_drops'][ns]:.0f} ring drops + {down['retries'][ns]:.0f} "
+        f"{ns // MS} ms: {down['ring_drops'][ns]:.0f} ring drops + {down[RETRIES][ns]:.0f} "
         "802.11 retries"
         for ns in errors.index
     )
@@ -359,7 +348,7 @@ def _fewer_errors_with_pauses(results: Results) -> Verdict:
 
 
 def _more_control_packets_downstream(results: Results) -> Verdict:
-    means = _means(results, FILE_SIZE)
+    means = results.means(FILE_SIZE)
     cases = []
     for kib in _sizes_kib(results):
         rows = means[means[BYTES] == kib * KIB].set_index(DIRECTION)["window_updates"]
@@ -387,7 +376,7 @@ def _first_packets_slower_downstream(results: Results) -> Verdict:
 
 
 def _fig12_table(results: Results) -> pd.DataFrame:
-    means = _means(results, INTER_PACKET)
+    means = results.means(INTER_PACKET)
     rows = []
     for (direction, pause), row in means.set_index([DIRECTION, PAUSE]).iterrows():
         rows.append(
@@ -396,8 +385,8 @@ def _fig12_table(results: Results) -> pd.DataFrame:
                 "pause after each write": f"{pause // MS} ms",
                 "receive time": f"{row['elapsed_s']:.2f} s",
                 "PDA ring drops (Low Window)": f"{row['ring_drops']:.1f}",
-                "802.11 retries (corrupted frames)": f"{row['retries']:.1f}",
-                "collisions": f"{row['collisions']:.1f}",
+                "802.11 retries (corrupted frames)": f"{row[RETRIES]:.1f}",
+                "collisions": f"{row['wlan_collisions']:.1f}",
                 "TCP retransmits": f"{row['retransmits']:.1f}",
                 "window updates": f"{row['window_updates']:.0f}",
             }
@@ -432,7 +421,7 @@ def exhibits(results: Results) -> list[Exhibit]:
         Exhibit(
             "Fig. 4 drawn",
             "Receive time against message size, one line per direction.",
-            plots.metric_vs_param(_means(results, FILE_SIZE), BYTES, "elapsed_s", series=DIRECTION),
+            plots.metric_vs_param(results.means(FILE_SIZE), BYTES, "elapsed_s", series=DIRECTION),
         ),
         Exhibit(
             "Fig. 5: throughput against write size",
@@ -443,14 +432,14 @@ def exhibits(results: Results) -> list[Exhibit]:
         Exhibit(
             "Fig. 9: downstream receive time against the PDA's read buffer",
             "The paper: 32 % shorter with 32,768 B than with 512 B.",
-            plots.metric_vs_param(_means(results, READ_BUFFER), READ, "elapsed_s"),
+            plots.metric_vs_param(results.means(READ_BUFFER), READ, "elapsed_s"),
         ),
         Exhibit(
             "Figs. 10 and 11: receive time against the pause after each write",
             "The paper: downstream 7 % faster with 5 ms than with none, upstream best with "
             "none, and pauses above 10 ms slower in both directions.",
             plots.metric_vs_param(
-                _means(results, INTER_PACKET), PAUSE, "elapsed_s", series=DIRECTION
+                results.means(INTER_PACKET), PAUSE, "elapsed_s", series=DIRECTION
             ),
         ),
         Exhibit(

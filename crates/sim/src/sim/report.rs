@@ -184,6 +184,7 @@ impl Simulation {
                 window_updates: flows.iter().map(|f| f.window_updates).sum(),
                 ring_drops: hosts.iter().map(|h| h.ring_drops).sum(),
                 atm: self.atm.as_ref().map(|a| a.summary(goodput_bps)),
+                wlan: self.wlan.summary(),
                 rr: if has_rr {
                     LatencySummary::of(latencies, stop)
                 } else {

@@ -15,6 +15,7 @@ use crate::engine::{Nanos, RngStream};
 use crate::flow::Wake;
 use crate::net::{ErrorProcess, Packet};
 use crate::plan::Plan;
+use crate::result::WlanSummary;
 use dcf::Dcf;
 pub use medium::PathStats;
 use medium::{Medium, Path, Station};
@@ -123,6 +124,22 @@ impl Wlan {
         self.wakes[m]
             .needs(self.media[m].deadline())
             .map(|at| (m, at))
+    }
+
+    /// The summary of every medium's frames; None when the plan has no wlan link.
+    pub fn summary(&self) -> Option<WlanSummary> {
+        let paths: Vec<&PathStats> = self
+            .media
+            .iter()
+            .flat_map(|m| m.paths.iter().map(|p| &p.stats))
+            .collect();
+        (!paths.is_empty()).then(|| WlanSummary {
+            frames: paths.iter().map(|p| p.channel.packets).sum(),
+            retries: paths.iter().map(|p| p.retries).sum(),
+            collisions: paths.iter().map(|p| p.collisions).sum(),
+            retry_drops: paths.iter().map(|p| p.channel.drops_error).sum(),
+            queue_drops: paths.iter().map(|p| p.channel.drops_queue).sum(),
+        })
     }
 
     /// What a wlan direction carried; None for a channel of another link kind.
