@@ -1,6 +1,9 @@
 //! Several flows over a topology, and hosts with CPU models, through the public entry
 //! point: plan errors name their field, shared links are shared, slow receivers overflow.
 
+mod common;
+
+use common::{refused, run};
 use serde_json::{json, Value};
 
 fn tcp() -> Value {
@@ -36,16 +39,6 @@ fn dumbbell() -> Value {
                   link([4, 5], 10_000_000), link([5, 2], 100_000_000),
                   link([5, 3], 100_000_000)],
         "flows": [{"src": 0, "dst": 2, "app": bulk()}, {"src": 1, "dst": 3, "app": bulk()}]})
-}
-
-fn run(plan: &Value) -> Value {
-    serde_json::from_str(&tcplab_sim::run_json(&plan.to_string()).unwrap()).unwrap()
-}
-
-fn refused(plan: &Value) -> String {
-    tcplab_sim::run_json(&plan.to_string())
-        .unwrap_err()
-        .to_string()
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! Media streams through the public entry point: exact one-way delays on a clean path, the
 //! configured loss on a lossy one, and TCP's head-of-line blocking on a lossy GEO hop.
 
+mod common;
+
+use common::{refused, run};
 use serde_json::{json, Value};
 
 const MS: u64 = 1_000_000;
@@ -35,16 +38,6 @@ fn plan(duration_ns: u64, links: Vec<Value>, streams: Vec<Value>) -> Value {
     json!({"seed": 1, "duration_ns": duration_ns, "interval_ns": S, "trace_interval_ns": S,
         "hosts": [host("a"), host("b")], "links": links,
         "app": {"kind": "media", "message_size": 1, "streams": streams}})
-}
-
-fn run(plan: &Value) -> Value {
-    serde_json::from_str(&tcplab_sim::run_json(&plan.to_string()).unwrap()).unwrap()
-}
-
-fn refused(plan: &Value) -> String {
-    tcplab_sim::run_json(&plan.to_string())
-        .unwrap_err()
-        .to_string()
 }
 
 fn ns(values: &Value) -> Vec<Option<u64>> {
