@@ -256,3 +256,27 @@ def test_the_videoconference_example_runs_and_judges_both_streams() -> None:
     assert (rows["delay_limit_s"] == 0.32).all()
     # Audio over UDP: never faster than the 275 ms hop, so its IPDV is what queueing adds.
     assert rows.loc["audio", "delay_min_s"] > 0.275
+
+
+def test_the_run_report_and_the_cli_table_show_the_streams_and_their_verdicts(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from tcplab.cli import app
+    from tcplab.report.run import render_report
+
+    result = _run([AUDIO], LINK)
+    html = render_report(result)
+    assert "Media streams" in html and "IPDV (p99.9 − min)" in html
+    assert "pass (50.8 ms, limit 400.0 ms)" in html
+    scenario = tmp_path / "audio.toml"
+    scenario.write_text(
+        'duration = "2s"\n[[links]]\nrate = "2Mbps"\ndelay = "50ms"\n'
+        '[app]\nkind = "media"\n[[app.streams]]\nname = "audio"\ninterval = "20ms"\n'
+        "message_size = 160\n"
+    )
+    run = CliRunner().invoke(app, ["run", str(scenario), "--no-save"])
+    assert run.exit_code == 0, run.output
+    output = run.stdout
+    assert "media streams" in output and "one-way delay mean" in output
