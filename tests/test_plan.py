@@ -198,3 +198,18 @@ def test_a_wlan_link_carries_its_medium_and_its_mac_framing() -> None:
     assert "wlan" not in wired
     scenario["links"][0]["wlan"]["medium"] = "radio-2"
     assert resolve(validate_spec(scenario))["links"][0]["wlan"]["medium"] == "radio-2"
+
+
+def test_atm_example_resolves_to_cell_links_and_a_switch() -> None:
+    # docs/internals/plan-and-result.md: `atm` on both directions, `switch` on the router.
+    plan = resolve(load_spec(EXAMPLES / "atm-lan.toml"))
+    atm = {"slot_octets": 54, "encapsulation_bytes": 8, "mtu": 9180}
+    for link in plan["links"]:
+        assert link["forward"]["atm"] == link["reverse"]["atm"] == atm
+        assert link["forward"]["rate_bps"] == 25_600_000
+    assert plan["routers"] == [
+        {
+            "name": "virata",
+            "switch": {"buffer_cells": 1000, "discard": "epd", "epd_threshold_cells": 800},
+        }
+    ]
