@@ -2,6 +2,9 @@
 //! deterministic under errors, a switch's buffer fills and discards, and the plan's ATM
 //! fields are checked with errors that name them.
 
+mod common;
+
+use common::{refused, run};
 use serde_json::{json, Value};
 
 fn tcp() -> Value {
@@ -37,16 +40,6 @@ fn dumbbell() -> Value {
                   link([5, 2], none()), link([5, 3], none())],
         "flows": [{"src": 0, "dst": 2, "app": {"kind": "bulk", "message_size": 65536, "bytes": null}},
                   {"src": 1, "dst": 3, "app": {"kind": "bulk", "message_size": 65536, "bytes": null}}]})
-}
-
-fn run(plan: &Value) -> Value {
-    serde_json::from_str(&tcplab_sim::run_json(&plan.to_string()).unwrap()).unwrap()
-}
-
-fn refused(plan: &Value) -> String {
-    tcplab_sim::run_json(&plan.to_string())
-        .unwrap_err()
-        .to_string()
 }
 
 #[test]
