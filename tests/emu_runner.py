@@ -1,6 +1,7 @@
-"""A runner for the leak test: one short emu run of a 10 Mb/s, 5 ms path, then "done".
+"""A runner for the leak test: one short emu run of a 10 Mb/s, 5 ms path, then "done";
+with `pep`, two such links with a PEP between them (a third namespace and a relay).
 
-python emu_runner.py DURATION_S
+python emu_runner.py DURATION_S [pep]
 """
 
 from __future__ import annotations
@@ -21,12 +22,19 @@ direction = {
     "error": {"kind": "none"},
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
 }
+link = {"forward": direction, "reverse": direction}
+pep = sys.argv[2:] == ["pep"]
 plan = make_plan(
     duration_ns=int(float(sys.argv[1]) * 1e9),
-    links=[{"forward": direction, "reverse": direction}],
+    links=[link, link] if pep else [link],
     tcp__delack_timeout_ns=200_000_000,
     # Linux always counts the segments an ACK covers (RFC 3465 byte counting).
     tcp__abc=True,
 )
+if pep:
+    tcp = plan["hosts"][0]["tcp"]
+    plan["peps"] = [
+        {"name": "pep", "node": 2, "buffer": 65536, "client_side": tcp, "server_side": tcp}
+    ]
 emu.run(plan)
 print("done", flush=True)

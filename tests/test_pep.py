@@ -134,3 +134,18 @@ def test_a_large_satellite_window_behind_the_pep_beats_the_unsplit_connection(
     segments = store.segments()
     assert list(segments["run_id"]) == ["r0", "r0"]
     assert list(segments["dst"]) == ["gateway", "server"]
+
+
+def test_the_emu_backend_refuses_sides_that_one_namespace_cannot_hold() -> None:
+    # A PEP's two sides share its namespace's tcp_sack, tcp_timestamps and
+    # tcp_window_scaling sysctls.
+    from tcplab.backends import emu
+
+    scenario = example()
+    scenario["peps"][0]["tcp_server_side"]["sack"] = False
+    with pytest.raises(ValueError, match="peps.0.server_side.sack: a PEP's namespace has one"):
+        emu.validate(resolve(validate_spec(scenario)))
+    scenario = example()
+    scenario["peps"][0]["tcp_server_side"]["cc"] = "tahoe"
+    with pytest.raises(ValueError, match="peps.0.server_side.cc: Linux has no Tahoe"):
+        emu.validate(resolve(validate_spec(scenario)))

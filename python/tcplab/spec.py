@@ -819,7 +819,7 @@ class Spec(_Model):
     trace: Trace | None = Field(None, description="packet captures (sim backend)")
     # None rather than an empty list, so that scenarios without PEPs hash as before.
     peps: list[Pep] | None = Field(
-        None, description="split-connection proxies between links (sim backend)"
+        None, description="split-connection proxies between links (sim and emu backends)"
     )
     sweep: Sweep | None = Field(None, description="run the scenario over a grid of field values")
 

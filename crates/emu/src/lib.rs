@@ -56,6 +56,10 @@ pub struct EmuConfig {
     pub seed: u64,
     /// The plan's links, sender side first (docs/internals/plan-and-result.md).
     pub links: Vec<LinkPlan>,
+    /// The plan's index of `links[0]`: an emulator that carries a later segment of a path
+    /// split by a PEP names its links' random streams, report rows and logs as the plan does.
+    #[serde(default)]
+    pub first_link: usize,
     /// Network namespace files (/run/netns/NAME) of the sender and of the receiver.
     pub netns: [String; 2],
     /// Name of the TUN device created in each namespace.
@@ -130,6 +134,7 @@ fn validate(config: &EmuConfig) -> Result<(), EmuError> {
 /// The hops of both directions: forward crosses links 0..n, reverse crosses them back.
 fn paths(config: &EmuConfig) -> [Path; 2] {
     let hop = |i: usize, dir: &str, plan| {
+        let i = config.first_link + i;
         link::Hop::new(
             plan,
             RngStream::new(config.seed, &format!("links.{i}.{dir}.errors")),
@@ -201,8 +206,9 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
             for (i, link) in config.links.iter().enumerate() {
                 for (d, plan) in [(0u8, &link.forward), (1, &link.reverse)] {
                     let name = format!(
-                        "{}.link{i}.{}.log",
+                        "{}.link{}.{}.log",
                         prefix.display(),
+                        config.first_link + i,
                         log::DIRECTIONS[usize::from(d)]
                     );
                     // The log numbers hops along each direction; reverse runs backwards.
@@ -229,12 +235,12 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
     let mut links = Vec::with_capacity(2 * n);
     for i in 0..n {
         links.push(LinkReport {
-            link: i,
+            link: config.first_link + i,
             direction: "forward",
             stats: outcome.hops[0][i],
         });
         links.push(LinkReport {
-            link: i,
+            link: config.first_link + i,
             direction: "reverse",
             stats: outcome.hops[1][n - 1 - i],
         });

@@ -28,8 +28,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace, emu_media
-from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork, HostSetup, require_root
+from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace, emu_media, emu_pep
+from tcplab.emu import EmuError, EmuNetwork, HostSetup, require_root
 from tcplab.measure.workload import Workload
 
 NS_PER_S = 1_000_000_000
@@ -51,6 +51,7 @@ HANDLED_PLAN_FIELDS = frozenset(
         "app",
         "emu",
         "trace",
+        "peps",
     }
 )
 # The plan's TCP fields this backend turns into Linux settings; any other is refused, so
@@ -120,6 +121,41 @@ def linux_cc(cc: str, field: str) -> str:
     return str(name)
 
 
+def validate_tcp(tcp: Mapping[str, Any], at: str) -> None:
+    """Refuse TCP settings (a host's, or a PEP side's at `at`) that Linux cannot take."""
+    linux_cc(tcp["cc"], f"{at}.cc")
+    _check(
+        tcp["fast_retransmit"],
+        f"{at}.fast_retransmit",
+        "Linux always does fast retransmit; false cannot be emulated",
+    )
+    for name in sorted(set(tcp) - HANDLED_TCP_FIELDS):
+        _check(False, f"{at}.{name}", "the emu backend has no Linux setting for this field")
+    low, high = LINUX_DELACK_NS
+    _check(
+        low <= tcp["delack_timeout_ns"] <= high,
+        f"{at}.delack_timeout_ns",
+        "Linux's delayed-ACK timer adapts between 40 and 200 ms and cannot be set per "
+        "socket; the emu backend accepts only values in that range",
+    )
+    if "hystart" in tcp and LINUX_CC.get(tcp["cc"]) == "cubic":
+        linux = CUBIC_HYSTART.exists() and CUBIC_HYSTART.read_text().strip() != "0"
+        _check(
+            bool(tcp["hystart"]) == linux,
+            f"{at}.hystart",
+            f"Linux's HyStart is a machine-wide module parameter ({CUBIC_HYSTART} is "
+            f"{'on' if linux else 'off'} here), not a per-namespace setting; the emu "
+            "backend does not change it",
+        )
+    _check(
+        tcp.get("abc", True),
+        f"{at}.abc",
+        "Linux's slow start always counts the segments an ACK covers (tcp_slow_start), "
+        "as byte counting does, so abc = false cannot be emulated; set abc = true to run "
+        "this scenario on emu (examples/geo-emu.toml does so for the windows-nt4 profile)",
+    )
+
+
 def validate(plan: Mapping[str, Any]) -> None:
     """Refuse what the real stack cannot be made to do, naming the plan field."""
     _check(
@@ -148,39 +184,8 @@ def validate(plan: Mapping[str, Any]) -> None:
             f"hosts.{i}.cpu",
             "the emu backend runs on this machine's CPU; a CPU profile cannot be imposed on it",
         )
-        tcp = host["tcp"]
-        at = f"hosts.{i}.tcp"
-        linux_cc(tcp["cc"], f"{at}.cc")
-        _check(
-            tcp["fast_retransmit"],
-            f"{at}.fast_retransmit",
-            "Linux always does fast retransmit; false cannot be emulated",
-        )
-        for name in sorted(set(tcp) - HANDLED_TCP_FIELDS):
-            _check(False, f"{at}.{name}", "the emu backend has no Linux setting for this field")
-        low, high = LINUX_DELACK_NS
-        _check(
-            low <= tcp["delack_timeout_ns"] <= high,
-            f"{at}.delack_timeout_ns",
-            "Linux's delayed-ACK timer adapts between 40 and 200 ms and cannot be set per "
-            "socket; the emu backend accepts only values in that range",
-        )
-        if "hystart" in tcp and LINUX_CC.get(tcp["cc"]) == "cubic":
-            linux = CUBIC_HYSTART.exists() and CUBIC_HYSTART.read_text().strip() != "0"
-            _check(
-                bool(tcp["hystart"]) == linux,
-                f"{at}.hystart",
-                f"Linux's HyStart is a machine-wide module parameter ({CUBIC_HYSTART} is "
-                f"{'on' if linux else 'off'} here), not a per-namespace setting; the emu "
-                "backend does not change it",
-            )
-        _check(
-            tcp.get("abc", True),
-            f"{at}.abc",
-            "Linux's slow start always counts the segments an ACK covers (tcp_slow_start), "
-            "as byte counting does, so abc = false cannot be emulated; set abc = true to run "
-            "this scenario on emu (examples/geo-emu.toml does so for the windows-nt4 profile)",
-        )
+        validate_tcp(host["tcp"], f"hosts.{i}.tcp")
+    emu_pep.validate(plan)
     app = plan["app"]
     _check(app["kind"] in KINDS, "app.kind", f"{app['kind']!r}; accepted: {', '.join(KINDS)}")
     if app["kind"] == "media":
@@ -328,17 +333,19 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     child = [sys.executable, "-m", "tcplab.measure.child"]
     server_config = {
         "role": "server",
-        "bind": RECEIVER_ADDRESS,
+        "bind": net.receiver_address,
         "port": PORT,
         "options": _options(receiver, receiver=True),
         "read_size": app.get("read_size") or READ_SIZE,
         "accept_timeout_s": SLACK_S,
     }
-    server = net.popen(1, [*child, json.dumps(server_config)])
+    server = net.popen(-1, [*child, json.dumps(server_config)])
     _wait_listening(server, SLACK_S)
+    relays = emu_pep.start_relays(net, plan, PORT, duration_s + 2 * SLACK_S)
     client_config = {
         "role": "client",
-        "host": RECEIVER_ADDRESS,
+        # The server, or the first PEP on the way (an explicit proxy).
+        "host": net.addresses[0][1],
         "port": PORT,
         "options": _options(sender, receiver=False),
         "test": test,
@@ -350,7 +357,10 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         raise EmuError("the measurement client did not finish in time") from None
     if client.returncode != 0:
         raise EmuError(f"the measurement client failed: {err.strip()[-2000:]}")
-    return dict(json.loads(out))
+    measured = dict(json.loads(out))
+    if relays:
+        measured["relays"] = emu_pep.finish_relays(relays, SLACK_S)
+    return measured
 
 
 def _packet_log_from_environment() -> dict[str, Any] | None:
@@ -395,10 +405,19 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
         "realtime": True,
         "packet_log": plan.get("emu", {}).get("packet_log") or _packet_log_from_environment(),
     }
-    hosts = (host_setup(sender, receiver), host_setup(receiver, sender))
+    # Each host's route options follow the MSS of the endpoint it talks to: the other host,
+    # or the PEP next to it.
+    ends = [
+        sender,
+        *(p[side] for p in emu_pep.peps(plan) for side in ("client_side", "server_side")),
+        receiver,
+    ]
+    mtu = max(mtu, *(int(tcp["mss"]) + HEADER_BYTES for tcp in ends))
+    hosts = (host_setup(sender, ends[1]), host_setup(receiver, ends[-2]))
     iperf3 = plan["app"].get("tool", "tcplab") == "iperf3"
     media = plan["app"]["kind"] == "media"
-    with _sigterm_exits(), EmuNetwork(config, hosts, mtu) as net:
+    peps = emu_pep.setups(plan)
+    with _sigterm_exits(), EmuNetwork(config, hosts, mtu, peps) as net:
         if media:
             measured = emu_media.measure(net, plan)
         else:
@@ -415,7 +434,7 @@ def _wait_for_port(net: EmuNetwork, port: int, timeout_s: float) -> None:
     """Wait until something listens on `port` in the receiver's namespace."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if f":{port} " in net.exec(1, ["ss", "-ltnH"], timeout_s):
+        if f":{port} " in net.exec(-1, ["ss", "-ltnH"], timeout_s):
             return
         time.sleep(LISTEN_POLL_S)
     raise EmuError(f"nothing listens on port {port} after {timeout_s} s")
@@ -428,10 +447,13 @@ def _iperf3(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     interval = str(plan["interval_ns"] / NS_PER_S)
     port = str(PORT)
     server = net.popen(
-        1, ["iperf3", "-s", "-1", "-J", "-i", interval, "-B", RECEIVER_ADDRESS, "-p", port]
+        -1, ["iperf3", "-s", "-1", "-J", "-i", interval, "-B", net.receiver_address, "-p", port]
     )
     _wait_for_port(net, PORT, SLACK_S)
-    client = ["iperf3", "-c", RECEIVER_ADDRESS, "-p", port, "-J", "--get-server-output"]
+    duration_s = plan["duration_ns"] / NS_PER_S
+    relays = emu_pep.start_relays(net, plan, PORT, duration_s + 2 * SLACK_S)
+    # The server, or the first PEP on the way (an explicit proxy).
+    client = ["iperf3", "-c", net.addresses[0][1], "-p", port, "-J", "--get-server-output"]
     client += ["-i", interval, "-l", str(app["message_size"]), "-C", LINUX_CC[sender["cc"]]]
     # -w: SO_SNDBUF and SO_RCVBUF on both ends (the buffers are all equal, see validate).
     client += ["-w", str(sender["sndbuf"]), "-M", str(sender["mss"])]
@@ -441,11 +463,13 @@ def _iperf3(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         client += ["-n", str(app["bytes"])]
     else:
         client += ["-t", str(plan["duration_ns"] // NS_PER_S)]
-    out = net.exec(0, client, plan["duration_ns"] / NS_PER_S + 2 * SLACK_S)
+    out = net.exec(0, client, duration_s + 2 * SLACK_S)
     server.communicate(timeout=SLACK_S)
     result = dict(json.loads(out))
     if "error" in result:
         raise EmuError(f"iperf3 failed: {result['error']}")
+    if relays:
+        result["relays"] = emu_pep.finish_relays(relays, SLACK_S)
     return result
 
 
@@ -520,7 +544,7 @@ def to_result(
     rr = _transactions(end.get("transactions"))
     if rr is not None:
         summary["rr"] = rr
-    return {
+    result = {
         "summary": summary,
         "flows": flows,
         "hosts": _hosts(plan, goodput, summary["emu"]),
@@ -528,6 +552,7 @@ def to_result(
         "series": series,
         "trace": _trace(trace),
     }
+    return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
 
 
 def _transactions(measured: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -681,7 +706,7 @@ def iperf3_result(
         for s in streams
     ]
     summary.update(_host_summary(goodput, summary["emu"]))
-    return {
+    result = {
         "summary": summary,
         "flows": flows,
         "hosts": _hosts(plan, goodput, summary["emu"]),
@@ -689,6 +714,7 @@ def iperf3_result(
         "series": _series(intervals, plan["interval_ns"], elapsed),
         "trace": _trace(trace_rows),
     }
+    return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
 
 
 def _series(

@@ -1,11 +1,16 @@
-"""Two network namespaces joined through the link emulator.
+"""Network namespaces joined through the link emulator.
 
 A run creates namespaces `tcplab-<pid>-<n>-snd` and `-rcv` (`ip netns add`), starts the
 Rust emulator (`tcplab._sim.emu_run`) on a thread of this process, which opens one TUN
 device `tcplab0` inside each namespace, then gives the devices their addresses, routes and
 sysctls. Addresses come from 198.18.0.0/15, the block RFC 2544 reserves for benchmarking
-(RFC 6890), and exist only inside the two namespaces, which hold nothing but `lo` and the
-TUN device: no packet can leave them.
+(RFC 6890), and exist only inside the namespaces, which hold nothing but `lo` and the TUN
+devices: no packet can leave them.
+
+A path with PEPs (docs/models/pep.md) has a namespace `-pepK` for each, between two
+segments of the path: segment i runs on an emulator thread of its own between the
+namespaces on either side, with TUN devices `tcplab<i>` and addresses 198.18.i.1 (the
+sender's side) and 198.18.i.2, so a PEP's namespace holds two devices.
 
 What can outlive a run, and what removes it:
 - the TUN devices are not persistent: they vanish with the emulator's descriptors, so even
@@ -40,6 +45,8 @@ PREFIX = "tcplab-"
 TUN_NAME = "tcplab0"
 SENDER_ADDRESS = "198.18.0.1"
 RECEIVER_ADDRESS = "198.18.0.2"
+# A path's segment i (0 without PEPs) joins 198.18.i.1 (sender side) to 198.18.i.2.
+MAX_SEGMENTS = 256
 NETNS_DIR = Path("/run/netns")
 # The kernel's tun ring holds txqueuelen packets before the emulator reads them; a large
 # ring keeps a burst of a big initial window from being dropped there, where the link
@@ -91,6 +98,58 @@ class HostSetup:
     route_options: Sequence[str] = ()
 
 
+@dataclass(frozen=True)
+class PepSetup:
+    """A PEP's namespace between links `after_link` and `after_link + 1`: the setup of its
+    side towards the sender (`client_side`) and towards the receiver (`server_side`). The
+    namespace's sysctls are both sides' together, so where they share a name they must
+    agree (the emu backend checks that)."""
+
+    after_link: int
+    client_side: HostSetup
+    server_side: HostSetup
+
+
+def segment_addresses(segment: int) -> tuple[str, str]:
+    """The sender-side and receiver-side addresses of a path's segment."""
+    return f"198.18.{segment}.1", f"198.18.{segment}.2"
+
+
+def merge_reports(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One emulator report for a path whose segments ran on emulators of their own: link
+    rows and counts added up, the timing error's quantiles and maximum those of the worse
+    segment (an upper bound), the mean weighted by packets."""
+    if len(reports) == 1:
+        return dict(reports[0])
+    timings = [r["timing_error"] for r in reports]
+    packets = sum(t["packets"] for t in timings)
+    return {
+        **reports[0],
+        "start_monotonic_ns": min(r["start_monotonic_ns"] for r in reports),
+        "end_monotonic_ns": max(r["end_monotonic_ns"] for r in reports),
+        "links": [row for r in reports for row in r["links"]],
+        "directions": [
+            {
+                key: sum(r["directions"][d][key] for r in reports)
+                for key in reports[0]["directions"][d]
+            }
+            for d in range(2)
+        ],
+        "timing_error": {
+            "packets": packets,
+            "mean_us": sum(t["mean_us"] * t["packets"] for t in timings) / packets
+            if packets
+            else 0.0,
+            **{key: max(t[key] for t in timings) for key in ("p50_us", "p99_us", "max_us")},
+        },
+        "packet_buffers": sum(r["packet_buffers"] for r in reports),
+        "cpu_s": sum(r["cpu_s"] for r in reports),
+        "realtime": all(r["realtime"] for r in reports),
+        "log_records": sum(r["log_records"] for r in reports),
+        "log_truncated": any(r["log_truncated"] for r in reports),
+    }
+
+
 def _owner_pid(namespace: str) -> int | None:
     parts = namespace.split("-")
     if len(parts) >= 2 and parts[1].isdigit():
@@ -134,28 +193,48 @@ def cleanup(include_live: bool = False) -> list[str]:
 
 
 class EmuNetwork:
-    """A sender and a receiver namespace joined by the emulated path; a context manager.
+    """A sender and a receiver namespace joined by the emulated path, with a namespace for
+    each PEP in between (`peps`, in path order); a context manager.
 
     `config` is the emulator's JSON config without the parts this class fills in (netns,
-    tun_name, ready_fd, stop_fd). After `with`, `report` holds the emulator's report.
+    tun_name, first_link, ready_fd, stop_fd); its `links` are the whole path's. After
+    `with`, `report` holds the emulator's report (of all segments together).
     """
 
     def __init__(
-        self, config: Mapping[str, Any], hosts: tuple[HostSetup, HostSetup], mtu: int
+        self,
+        config: Mapping[str, Any],
+        hosts: tuple[HostSetup, HostSetup],
+        mtu: int,
+        peps: Sequence[PepSetup] = (),
     ) -> None:
         require_root()
         tag = f"{PREFIX}{os.getpid()}-{next(_counter)}"
-        self.namespaces = (f"{tag}-snd", f"{tag}-rcv")
-        self.addresses = (SENDER_ADDRESS, RECEIVER_ADDRESS)
+        middle = tuple(f"{tag}-pep{k}" for k in range(len(peps)))
+        self.namespaces = (f"{tag}-snd", *middle, f"{tag}-rcv")
+        # Each segment's links and the setups of its two ends.
+        cuts = [0, *(pep.after_link + 1 for pep in peps), len(config["links"])]
+        ends = [hosts[0], *(side for pep in peps for side in (pep.client_side, pep.server_side))]
+        ends.append(hosts[1])
+        self._segments = [
+            (cuts[i], cuts[i + 1], (ends[2 * i], ends[2 * i + 1])) for i in range(len(cuts) - 1)
+        ]
+        if len(self._segments) > MAX_SEGMENTS or any(a >= b for a, b, _ in self._segments):
+            raise EmuError("peps: each PEP sits after a different link, in path order")
+        # Per segment: the sender-side and the receiver-side address.
+        self.addresses = [segment_addresses(i) for i in range(len(self._segments))]
         self._config = dict(config)
-        self._hosts = hosts
         self._mtu = mtu
         self._children: list[subprocess.Popen[str]] = []
-        self._thread: threading.Thread | None = None
-        self._outcome: dict[str, Any] = {}
-        self._stop_w: int | None = None
+        self._threads: list[threading.Thread] = []
+        self._outcomes: list[dict[str, Any]] = []
+        self._stops: list[int] = []
         self._fds: list[int] = []
         self.report: dict[str, Any] | None = None
+
+    @property
+    def receiver_address(self) -> str:
+        return self.addresses[-1][1]
 
     def __enter__(self) -> EmuNetwork:
         try:
@@ -169,43 +248,64 @@ class EmuNetwork:
         self.close()
 
     def _open(self) -> None:
-        from tcplab import _sim
-
         for namespace in self.namespaces:
             _run(["ip", "netns", "add", namespace])
+        for i in range(len(self._segments)):
+            self._start_emulator(i)
+        for side, namespace in enumerate(self.namespaces):
+            # A namespace ends the segment before it and begins the one after it.
+            before = [(side - 1, 1)] if side > 0 else []
+            after = [(side, 0)] if side < len(self._segments) else []
+            self._configure(namespace, before + after)
+
+    def _start_emulator(self, i: int) -> None:
+        from tcplab import _sim
+
+        first, last, _ = self._segments[i]
         ready_r, ready_w = os.pipe()
-        stop_r, self._stop_w = os.pipe()
-        self._fds += [ready_r, ready_w, stop_r, self._stop_w]
+        stop_r, stop_w = os.pipe()
+        self._fds += [ready_r, ready_w, stop_r, stop_w]
+        self._stops.append(stop_w)
         config = {
             **self._config,
-            "netns": [str(NETNS_DIR / n) for n in self.namespaces],
-            "tun_name": TUN_NAME,
+            "links": self._config["links"][first:last],
+            "first_link": first,
+            "netns": [str(NETNS_DIR / n) for n in self.namespaces[i : i + 2]],
+            "tun_name": f"tcplab{i}",
             "mtu": self._mtu,
             "ready_fd": ready_w,
             "stop_fd": stop_r,
         }
+        log = config.get("packet_log")
+        if log and i > 0:
+            # Each segment's emulator writes its own CSV; the mahimahi logs are per link.
+            config["packet_log"] = {**log, "csv": str(Path(log["csv"]).with_suffix(f".seg{i}.csv"))}
+        outcome: dict[str, Any] = {}
+        self._outcomes.append(outcome)
 
         def emulate() -> None:
             try:
-                self._outcome["report"] = json.loads(_sim.emu_run(json.dumps(config)))
+                outcome["report"] = json.loads(_sim.emu_run(json.dumps(config)))
             except BaseException as error:  # handed to the caller's thread in close()
-                self._outcome["error"] = error
+                outcome["error"] = error
                 os.write(ready_w, b"x")
 
-        self._thread = threading.Thread(target=emulate, name="tcplab-emu", daemon=True)
-        self._thread.start()
+        thread = threading.Thread(target=emulate, name=f"tcplab-emu{i}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
         readable, _, _ = select.select([ready_r], [], [], READY_TIMEOUT_S)
         if not readable or os.read(ready_r, 1) != b"r":
-            raise EmuError(f"the emulator did not start: {self._outcome.get('error', 'timeout')}")
-        for side, namespace in enumerate(self.namespaces):
-            self._configure(namespace, self._hosts[side], self.addresses[side], side)
+            raise EmuError(f"the emulator did not start: {outcome.get('error', 'timeout')}")
 
-    def _configure(self, namespace: str, host: HostSetup, address: str, side: int) -> None:
-        peer = self.addresses[1 - side]
+    def _configure(self, namespace: str, ends: Sequence[tuple[int, int]]) -> None:
+        """Sysctls and `lo` of a namespace, then its device, address and route for each
+        segment end (segment, 0 for its sender side or 1 for its receiver side) it has."""
         ip = ["ip", "-n", namespace]
         # IPv6 off first: the device would otherwise send router and neighbour
         # solicitations into the emulated link as soon as it is up.
-        sysctls = {"net.ipv6.conf.all.disable_ipv6": "1", **host.sysctls}
+        sysctls = {"net.ipv6.conf.all.disable_ipv6": "1"}
+        for segment, side in ends:
+            sysctls.update(self._segments[segment][2][side].sysctls)
         # Written to /proc/sys from a shell inside the namespace (the net.* entries there
         # are the namespace's own), so that nothing beyond a POSIX sh is needed.
         script = "; ".join(
@@ -214,16 +314,18 @@ class EmuNetwork:
         )
         _run(["ip", "netns", "exec", namespace, "sh", "-ec", script])
         _run([*ip, "link", "set", "lo", "up"])
-        _run([*ip, "link", "set", TUN_NAME, "mtu", str(self._mtu)])
-        _run([*ip, "link", "set", TUN_NAME, "txqueuelen", str(TUN_TXQUEUELEN), "up"])
-        _run([*ip, "addr", "add", f"{address}/32", "dev", TUN_NAME])
-        _run(
-            [*ip, "route", "add", f"{peer}/32", "dev", TUN_NAME, "src", address]
-            + list(host.route_options)
-        )
+        for segment, side in ends:
+            tun = f"tcplab{segment}"
+            address, peer = self.addresses[segment][side], self.addresses[segment][1 - side]
+            _run([*ip, "link", "set", tun, "mtu", str(self._mtu)])
+            _run([*ip, "link", "set", tun, "txqueuelen", str(TUN_TXQUEUELEN), "up"])
+            _run([*ip, "addr", "add", f"{address}/32", "dev", tun])
+            route_options = self._segments[segment][2][side].route_options
+            _run([*ip, "route", "add", f"{peer}/32", "dev", tun, "src", address, *route_options])
 
     def popen(self, side: int, argv: Sequence[str]) -> subprocess.Popen[str]:
-        """Start `argv` in the sender's (0) or the receiver's (1) namespace, stdout piped."""
+        """Start `argv` in namespace `side` (0: the sender's, then the PEPs', -1 or the last:
+        the receiver's; without PEPs 1 is the receiver's), stdout piped."""
         child = subprocess.Popen(
             ["ip", "netns", "exec", self.namespaces[side], *argv],
             stdout=subprocess.PIPE,
@@ -268,14 +370,17 @@ class EmuNetwork:
             raise interrupted
 
     def _stop_emulator(self) -> None:
-        if self._stop_w is not None and self._thread is not None:
-            os.write(self._stop_w, b"s")
-            self._thread.join(STOP_TIMEOUT_S)
-            self._thread = None
-        error = self._outcome.pop("error", None)
-        self.report = self._outcome.get("report", self.report)
-        if error is not None:
-            raise EmuError(f"the emulator failed: {error}")
+        for stop in self._stops:
+            os.write(stop, b"s")
+        for thread in self._threads:
+            thread.join(STOP_TIMEOUT_S)
+        self._threads, self._stops = [], []
+        errors = [outcome.pop("error") for outcome in self._outcomes if "error" in outcome]
+        reports = [outcome["report"] for outcome in self._outcomes if "report" in outcome]
+        if reports and len(reports) == len(self._outcomes):
+            self.report = merge_reports(reports)
+        if errors:
+            raise EmuError(f"the emulator failed: {errors[0]}")
 
     def _kill_children(self) -> None:
         for child in self._children:

@@ -96,13 +96,13 @@ def _one_test(
     accept_ns = now_ns()
     origin_ns = int(connecting["t0_ns"]) if same_clock else accept_ns
     with data:
-        clamp = _Clamp(data, window_clamp)
+        clamp = WindowClamp(data, window_clamp)
         return _receive(
             data, control, read_size, params, responder, origin_ns, accept_ns, same_clock, clamp
         )
 
 
-class _Clamp:
+class WindowClamp:
     """Keeps the receive window at most `window` bytes (TCP_WINDOW_CLAMP, tcp(7)).
 
     Since Linux 6.5 the kernel recomputes the clamp from the receive buffer whenever it
@@ -154,7 +154,7 @@ def _receive(
     origin_ns: int,
     accept_ns: int,
     same_clock: bool,
-    clamp: _Clamp,
+    clamp: WindowClamp,
 ) -> dict[str, Any]:
     interval_ns = int(params["interval_ns"])
     duration_ns = int(params["duration_ns"])
