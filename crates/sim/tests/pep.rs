@@ -3,6 +3,9 @@
 //! are conserved, and on seed 004's satellite path a PEP with a large initial window on
 //! the satellite side beats the unsplit connection.
 
+mod common;
+
+use common::{refused, run};
 use serde_json::{json, Value};
 
 const MS: u64 = 1_000_000;
@@ -47,22 +50,6 @@ fn pep(client_side: Value, server_side: Value, buffer: u64) -> Value {
 fn with_pep(mut plan: Value, pep: Value) -> Value {
     plan["peps"] = json!([pep]);
     plan
-}
-
-/// The result of a plan, or the message that refuses it.
-fn outcome(plan: &Value) -> Result<Value, String> {
-    match tcplab_sim::run_json(&plan.to_string()) {
-        Ok(json) => Ok(serde_json::from_str(&json).unwrap()),
-        Err(error) => Err(error.to_string()),
-    }
-}
-
-fn run(plan: &Value) -> Value {
-    outcome(plan).unwrap()
-}
-
-fn refused(plan: &Value) -> String {
-    outcome(plan).unwrap_err()
 }
 
 fn u(v: &Value) -> u64 {
