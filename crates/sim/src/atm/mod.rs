@@ -36,8 +36,7 @@ use crate::plan::{Plan, TCP_IP_HEADER_BYTES};
 use crate::result::{AtmPortResult, AtmQueueSeries, AtmSummary, LinkResult};
 use cell_link::{CellErrors, SlotClock};
 use port::{Fate, Port};
-use sar::Cell;
-use sar::Frames;
+use sar::{Cell, Frames};
 use switch::Buffer;
 
 /// Channel 2i is link i's forward direction, 2i + 1 its reverse.
