@@ -149,3 +149,45 @@ def test_the_emu_backend_refuses_sides_that_one_namespace_cannot_hold() -> None:
     scenario["peps"][0]["tcp_server_side"]["cc"] = "tahoe"
     with pytest.raises(ValueError, match="peps.0.server_side.cc: Linux has no Tahoe"):
         emu.validate(resolve(validate_spec(scenario)))
+
+
+def test_a_flow_through_two_peps_runs_as_three_connections() -> None:
+    link = {"rate": "10Mbps", "delay": "10ms"}
+    pep = {"buffer": "64KiB", "tcp_server_side": {"initial_window": 40}}
+    result = tcplab.run(
+        {
+            "duration": "60s",
+            "links": [link, link, link],
+            "peps": [{"name": "a", "after_link": 0, **pep}, {"name": "b", "after_link": 1, **pep}],
+            "app": {"kind": "file", "bytes": "1MB"},
+        }
+    )
+    assert result.summary["completed"]
+    assert [(row["src"], row["dst"]) for row in result.segments] == [
+        ("client", "a"),
+        ("a", "b"),
+        ("b", "server"),
+    ]
+    # Every connection carried the whole file; only the last one's count is the flow's.
+    assert {row["bytes_delivered"] for row in result.segments} == {10**6}
+    assert result.summary["bytes_delivered"] == 10**6
+    assert [row["relay_peak_bytes"] is None for row in result.segments] == [False, False, True]
+
+
+def test_in_the_topology_form_only_the_flows_that_cross_the_pep_are_split() -> None:
+    scenario = topology()
+    scenario["hosts"].append({"name": "local"})
+    scenario["links"].append({"rate": "10Mbps", "delay": "1ms", "between": ["client", "local"]})
+    scenario["flows"].append({"src": "client", "dst": "local"})
+    scenario["duration"] = "5s"
+    result = tcplab.run(scenario)
+    assert [(row["flow"], row["src"], row["dst"]) for row in result.flows] == [
+        (0, "client", "server"),
+        (1, "client", "local"),
+    ]
+    assert {row["flow"] for row in result.segments} == {0}
+    assert [row["dst"] for row in result.segments] == ["gw", "server"]
+    # An rr flow through the PEP is refused by the simulator, on the flow's field.
+    scenario["flows"][0]["app"] = {"kind": "rr"}
+    with pytest.raises(BackendError, match="flows.0.app.kind: a PEP relays one-way"):
+        tcplab.run(scenario)
