@@ -1,4 +1,6 @@
-//! A flow: one TCP connection between two hosts and the application running over it.
+//! A flow: one TCP connection between two hosts and the application running over it. A
+//! flow a PEP splits runs as several of these, one per segment, whose ends at the PEP are
+//! its relay (crate::pep).
 //!
 //! Side 0 is the client, which opens the connection; side 1 the server. A one-way transfer
 //! (bulk, file, message) has a sender and a writing application at the client and a

@@ -1,5 +1,6 @@
 //! The simulation: hosts and store-and-forward routers joined by full-duplex links, the
-//! flows between hosts, each host's CPU, and the event loop that drives them.
+//! flows between hosts (split into connections at PEPs, whose relays join them), each
+//! host's CPU, and the event loop that drives them.
 
 use crate::atm::AtmNet;
 use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
