@@ -92,6 +92,10 @@ def test_what_the_media_mode_cannot_send_is_refused_on_its_field() -> None:
     down = [{**AUDIO, "message_size": 160, "direction": "downstream"}]
     with pytest.raises(ValueError, match=r"^app\.streams\.0\.direction"):
         emu.validate(resolve(prepare(scenario("emu", down))))
+    shared = scenario("emu", [{**AUDIO, "message_size": 160}])
+    shared["app"]["connection"] = "shared"
+    with pytest.raises(ValueError, match=r"^app\.shared_connection"):
+        emu.validate(resolve(prepare(shared)))
 
 
 def test_the_measure_cli_sends_media_streams_and_reports_their_records() -> None:

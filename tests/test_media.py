@@ -143,6 +143,9 @@ def test_streams_belong_to_media_apps_only() -> None:
     assert _problems(bulk)[0].startswith('app.streams: only for kind = "media"')
     bulk["app"] = {"kind": "bulk", "objectives": {}}
     assert _problems(bulk)[0].startswith('app.objectives: only for kind = "media"')
+    bulk["app"] = {"kind": "bulk", "connection": "shared"}
+    assert _problems(bulk)[0].startswith('app.connection: only for kind = "media"')
+    assert _problems(_spec([AUDIO], connection="one"))[0].startswith("app.connection: ")
 
 
 def test_media_is_refused_with_flows() -> None:
@@ -185,7 +188,9 @@ def test_streams_resolve_to_the_plan() -> None:
             "skip_when_blocked": True,
         },
     ]
-    assert "objectives" not in plan["app"]
+    assert "objectives" not in plan["app"] and "shared_connection" not in plan["app"]
+    shared = resolve(validate_spec(_spec([AUDIO], connection="shared")))
+    assert shared["app"]["shared_connection"] is True
 
 
 def _run(streams: list[dict[str, Any]], link: dict[str, Any], **spec: Any) -> Any:

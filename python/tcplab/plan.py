@@ -127,6 +127,8 @@ def _app(app: App) -> dict[str, Any]:
         plan["direction"] = app.direction
     if app.streams is not None:
         plan["streams"] = [_stream(stream) for stream in app.streams]
+    if app.connection == "shared":
+        plan["shared_connection"] = True
     if app.kind == "rr":
         # netperf TCP_RR's default: one byte each way (-r 1,1).
         plan["request_size"] = app.request_size or 1

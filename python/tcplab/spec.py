@@ -550,6 +550,11 @@ class App(_Model):
     objectives: MediaObjectives | None = Field(
         None, validate_default=True, description="media: the limits each stream is judged by"
     )
+    connection: Literal["separate", "shared"] | None = Field(
+        None,
+        validate_default=True,
+        description="media: each TCP stream its own connection, or those of one direction one",
+    )
     # None (unset) means tcplab's own tool; a default value would enter every scenario's
     # canonical form and change the hash of all of them.
     tool: Literal["tcplab", "iperf3"] | None = Field(
@@ -617,9 +622,9 @@ class App(_Model):
                 raise ValueError(f"stream name {name!r} is used twice (streams.{index}.name)")
         return streams
 
-    @field_validator("objectives")
+    @field_validator("objectives", "connection")
     @classmethod
-    def _objectives_for_media(cls, value: Any, info: ValidationInfo) -> Any:
+    def _media_only(cls, value: Any, info: ValidationInfo) -> Any:
         if value is not None and info.data.get("kind") != "media":
             raise ValueError('only for kind = "media"')
         return value

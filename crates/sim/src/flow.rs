@@ -91,7 +91,7 @@ pub struct Flow {
     pub limits: LimitClock,
     pub rr: Option<Transactions>,
     /// The media stream a media flow carries; over UDP the flow has no TCP at all.
-    pub media: Option<MediaStream>,
+    pub media: Vec<MediaStream>,
 }
 
 fn sender(tcp: &TcpPlan) -> Sender {
@@ -152,10 +152,15 @@ impl Flow {
     ) -> Self {
         let app = &plan.app;
         let (mut client, mut server) = (side(plan.src), side(plan.dst));
-        let media = (app.kind == AppKind::Media)
-            .then(|| app.streams.first().map(|s| MediaStream::new(s, seed)))
-            .flatten();
-        if media.as_ref().is_none_or(|m| m.transport == Transport::Tcp) {
+        let media: Vec<MediaStream> = match app.kind {
+            AppKind::Media => app
+                .streams
+                .iter()
+                .map(|s| MediaStream::new(s, seed))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if media.iter().all(|m| m.transport == Transport::Tcp) {
             client.tx = Some(sender(tcp[0]));
             server.rx = Some(receiver(tcp[1]));
             server.reader = Some(Reader::new(app.read_size));
@@ -242,17 +247,21 @@ impl Flow {
             .sum()
     }
 
-    /// The client's connection is open at `now`: the first transaction begins, or a media
-    /// stream starts; returns when its first message is due.
-    pub fn opened(&mut self, now: Nanos) -> Option<Nanos> {
+    /// The client's connection is open at `now`: the first transaction begins, or the
+    /// media streams start; returns each starting stream and when its first message is due.
+    pub fn opened(&mut self, now: Nanos) -> Vec<(usize, Nanos)> {
         let open = self.sender().is_established();
         if let Some(t) = self.rr.as_mut().filter(|t| open && t.began.is_none()) {
             t.began = Some(now);
         }
+        if !open {
+            return Vec::new();
+        }
         self.media
-            .as_mut()
-            .filter(|_| open)
-            .and_then(|m| m.start(now))
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(k, m)| Some((k, m.start(now)?)))
+            .collect()
     }
 
     /// Side `side`'s application finished with `n` more bytes at `now`. Returns whether a
@@ -278,7 +287,7 @@ impl Flow {
             }
             return false;
         }
-        if let Some(m) = &mut self.media {
+        for m in &mut self.media {
             m.read_to(self.delivered, now);
         }
         if self.done_at.is_none() && self.bytes.is_some_and(|b| self.delivered >= b) {

@@ -200,6 +200,10 @@ pub struct AppPlan {
     /// A media app's streams.
     #[serde(default)]
     pub streams: Vec<StreamPlan>,
+    /// A media app's TCP streams of one direction share one connection (else each has its
+    /// own).
+    #[serde(default)]
+    pub shared_connection: bool,
 }
 
 /// Packet captures of link directions (docs/pcap.md).
@@ -443,6 +447,12 @@ impl AppPlan {
                 }
                 (_, None) => {}
             }
+        }
+        if self.shared_connection && self.kind != AppKind::Media {
+            return Err(PlanError::field(
+                format!("{at}.shared_connection"),
+                "only a media app's streams share a connection",
+            ));
         }
         match (self.kind, self.streams.is_empty()) {
             (AppKind::Media, _) => media::validate_streams(&self.streams, at)?,

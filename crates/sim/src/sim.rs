@@ -32,8 +32,8 @@ enum Event {
     AppWake(usize, usize),
     /// A host's CPU finished its current work.
     CpuDone(usize),
-    /// A media flow's next message falls due.
-    MediaSend(usize),
+    /// A media flow's stream's next message falls due.
+    MediaSend(usize, usize),
     Start(usize),
     Sample,
     /// The 802.11 medium has something due (sim/wlan.rs).
@@ -222,7 +222,7 @@ impl Simulation {
                 self.touched.push(h);
                 self.done(job);
             }
-            Event::MediaSend(f) => self.media_send(f),
+            Event::MediaSend(f, k) => self.media_send(f, k),
             Event::Start(f) => self.start(f),
             Event::Wlan(m) => self.wlan_due(m),
             Event::Sample => {
@@ -341,8 +341,8 @@ impl Simulation {
     fn activity(&mut self, f: usize, s: usize, mut out: Vec<Segment>) {
         let host = self.flows[f].sides[s].host;
         if s == 0 {
-            if let Some(at) = self.flows[f].opened(self.now) {
-                self.media_due(f, at);
+            for (k, at) in self.flows[f].opened(self.now) {
+                self.media_due(f, k, at);
             }
         }
         if self.cpus[host].is_none() {

@@ -273,3 +273,44 @@ fn a_skipping_tcp_sender_drops_frames_instead_of_queueing_them() {
     assert_eq!(dropped + sent, 1998);
     assert!((600..900).contains(&dropped), "{dropped}");
 }
+
+#[test]
+fn streams_sharing_a_connection_wait_behind_each_other() {
+    // Video offered at 1.6 Mb/s into 1 Mb/s, and 160-byte audio every 20 ms, both over TCP.
+    // On their own connections the audio only shares the link's queue with the video; on
+    // one connection every audio message also waits behind the video's unsent backlog
+    // (head-of-line blocking in the sender), which grows without bound.
+    let run_with = |shared: bool| {
+        let mut p = plan(
+            20 * S,
+            vec![link(1_000_000, 10 * MS, json!({"kind": "none"}))],
+            vec![
+                stream("video", "tcp", 10 * MS, 2000),
+                stream("audio", "tcp", 20 * MS, 160),
+            ],
+        );
+        p["app"]["shared_connection"] = json!(shared);
+        run(&p)
+    };
+    let max = |s: &Value| delays(s).into_iter().flatten().max().unwrap_or(u64::MAX);
+    let separate = run_with(false);
+    let shared = run_with(true);
+    assert_eq!(separate["flows"].as_array().unwrap().len(), 2);
+    assert_eq!(shared["flows"].as_array().unwrap().len(), 1);
+    assert_eq!(shared["streams"][1]["stream"], "audio");
+    assert_eq!(shared["streams"][0]["flow"], shared["streams"][1]["flow"]);
+    let (alone, behind) = (max(&separate["streams"][1]), max(&shared["streams"][1]));
+    // Alone, the audio waits at most for the link's queue (100 packets, about 1.2 s at
+    // 1 Mb/s) and a retransmission; behind the video, for seconds of backlog.
+    assert!(
+        behind > 5 * alone,
+        "alone {alone}, behind the video {behind}"
+    );
+    let mut p = plan(
+        S,
+        vec![link(1_000_000, MS, json!({"kind": "none"}))],
+        vec![],
+    );
+    p["app"] = json!({"kind": "bulk", "message_size": 1, "shared_connection": true});
+    assert!(refused(&p).starts_with("app.shared_connection"));
+}

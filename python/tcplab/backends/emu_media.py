@@ -26,6 +26,12 @@ def validate(app: Mapping[str, Any]) -> None:
         "app.tool",
         'iperf3 has no media mode; use tool = "tcplab"',
     )
+    base._check(
+        not app.get("shared_connection"),
+        "app.shared_connection",
+        "the measurement tool gives each TCP stream its own connection; streams sharing one "
+        "run on the sim backend",
+    )
     for i, stream in enumerate(app["streams"]):
         at = f"app.streams.{i}"
         base._check(

@@ -55,11 +55,13 @@ impl Writer {
         }
     }
 
-    /// A media message of `bytes` falls due: one write() call of its size.
-    pub fn release_message(&mut self, bytes: u64) {
+    /// A media message of `bytes` falls due: one write() call of its size. Returns where
+    /// the message ends in the connection's byte stream.
+    pub fn release_message(&mut self, bytes: u64) -> u64 {
         let start = self.limit.unwrap_or(self.written);
         self.release(bytes);
         self.calls.push_back((start, start + bytes));
+        start + bytes
     }
 
     /// The bytes of the current call still to write, and whether the call has yet to begin.

@@ -49,7 +49,8 @@ pub struct MediaStream {
     bytes: Vec<u64>,
     sent: Vec<Nanos>,
     received: Vec<Option<Nanos>>,
-    /// TCP: where each message ends in the byte stream, and the first not yet read whole.
+    /// TCP: where each message ends in its connection's byte stream (which other streams
+    /// may share), and the first not yet read whole.
     ends: Vec<u64>,
     next_unread: usize,
     /// UDP: fragments of each message's datagram still to arrive.
@@ -128,9 +129,12 @@ impl MediaStream {
         self.bytes.push(bytes);
         self.sent.push(now);
         self.received.push(None);
-        let end = self.ends.last().copied().unwrap_or(0) + bytes;
-        self.ends.push(end);
         Message { seq, bytes }
+    }
+
+    /// TCP: the last message sent went into the connection, ending at byte `end`.
+    pub fn written_to(&mut self, end: u64) {
+        self.ends.push(end);
     }
 
     /// UDP: message `seq`'s datagram goes out as `count` fragments.
@@ -255,11 +259,14 @@ mod tests {
         let mut s = MediaStream::new(&plan(Transport::Tcp, None), 1);
         s.start(0);
         s.fall_due(0, false);
+        s.written_to(1000);
         s.fall_due(1, false);
+        // Another stream's 500 bytes came between the two in the shared connection.
+        s.written_to(2500);
         s.read_to(999, 10);
-        s.read_to(1999, 20);
+        s.read_to(2499, 20);
         assert_eq!(s.received, vec![Some(20), None]);
-        s.read_to(2000, 30);
+        s.read_to(2500, 30);
         assert_eq!(s.received, vec![Some(20), Some(30)]);
     }
 

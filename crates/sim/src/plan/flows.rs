@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::{AppKind, AppPlan, Direction, Plan};
+use super::{AppKind, AppPlan, Direction, Plan, Transport};
 use crate::error::PlanError;
 use crate::topology::Network;
 
@@ -33,6 +33,36 @@ pub struct FlowPlan {
     /// store-and-forward server does before passing a message on.
     #[serde(default)]
     pub after: Option<usize>,
+}
+
+/// The path form's media flows: each stream its own, except that TCP streams of one
+/// direction share one when the app says so (in the order their first stream is listed).
+fn media_flows(app: &AppPlan) -> Vec<FlowPlan> {
+    let mut flows: Vec<FlowPlan> = Vec::new();
+    for stream in &app.streams {
+        let (src, dst) = match stream.direction {
+            Direction::Downstream => (1, 0),
+            _ => (0, 1),
+        };
+        let shared = app.shared_connection && stream.transport == Transport::Tcp;
+        let joined = flows
+            .iter_mut()
+            .find(|f| shared && f.src == src && f.app.streams[0].transport == Transport::Tcp);
+        match joined {
+            Some(flow) => flow.app.streams.push(stream.clone()),
+            None => flows.push(FlowPlan {
+                src,
+                dst,
+                app: AppPlan {
+                    streams: vec![stream.clone()],
+                    ..app.clone()
+                },
+                start_ns: 0,
+                after: None,
+            }),
+        }
+    }
+    flows
 }
 
 impl Plan {
@@ -86,26 +116,7 @@ impl Plan {
             return self.flows.clone();
         };
         if app.kind == AppKind::Media {
-            return app
-                .streams
-                .iter()
-                .map(|stream| {
-                    let (src, dst) = match stream.direction {
-                        Direction::Downstream => (1, 0),
-                        _ => (0, 1),
-                    };
-                    FlowPlan {
-                        src,
-                        dst,
-                        app: AppPlan {
-                            streams: vec![stream.clone()],
-                            ..app.clone()
-                        },
-                        start_ns: 0,
-                        after: None,
-                    }
-                })
-                .collect();
+            return media_flows(&app);
         }
         let leg = |src, dst, after| FlowPlan {
             src,

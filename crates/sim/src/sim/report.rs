@@ -152,9 +152,10 @@ impl Simulation {
         let streams = self
             .flows
             .iter()
-            .filter_map(|flow| {
-                let stream = flow.media.as_ref()?;
-                Some(stream.result(flow.flow, name(flow.hosts[0]), name(flow.hosts[1])))
+            .flat_map(|flow| {
+                flow.media
+                    .iter()
+                    .map(|s| s.result(flow.flow, name(flow.hosts[0]), name(flow.hosts[1])))
             })
             .collect();
         let (atm_ports, atm_queue) = self
