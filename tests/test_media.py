@@ -285,3 +285,20 @@ def test_the_run_report_and_the_cli_table_show_the_streams_and_their_verdicts(
     assert run.exit_code == 0, run.output
     output = run.stdout
     assert "media streams" in output and "one-way delay mean" in output
+
+
+def test_compare_sets_each_stream_s_statistics_side_by_side() -> None:
+    from rich.console import Console
+
+    from tcplab import display
+    from tcplab.cli_emu import comparison_table
+
+    fast = _run([AUDIO], LINK).summary
+    slow = _run([AUDIO], {**LINK, "delay": "100ms"}).summary
+    table = comparison_table({"a": fast, "b": slow}, display.media_summary_rows(["audio"]))
+    console = Console(width=200, record=True)
+    console.print(table)
+    text = console.export_text()
+    # 160-byte audio over 2 Mb/s: 50.76 ms at 50 ms, 100.76 ms at 100 ms.
+    assert "audio: one-way delay mean" in text
+    assert "50.76 ms" in text and "100.76 ms" in text and "1.985" in text

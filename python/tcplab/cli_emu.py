@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -343,19 +343,27 @@ def compare_command(
         return
     summaries = {name: result.summary for name, result in results.items()}
     console.print(comparison_table(summaries))
+    streams = list(dict.fromkeys(s for r in results.values() for s in r.summary.get("media", {})))
+    if streams:
+        console.print(comparison_table(summaries, display.media_summary_rows(streams)))
     console.print(series_table({name: r.to_pandas() for name, r in results.items()}))
     for note in explain(summaries):
         console.print(f"- {note}")
 
 
-def comparison_table(summaries: Mapping[str, Mapping[str, Any]]) -> Table:
+def comparison_table(
+    summaries: Mapping[str, Mapping[str, Any]],
+    rows: Sequence[tuple[str, str, display.Formatter]] = display.SUMMARY_ROWS,
+) -> Table:
+    """The summaries side by side, a row per entry of `rows` that any of them has, with the
+    second backend's value over the first's."""
     names = list(summaries)
     table = Table(title=f"{' vs '.join(names)}")
     table.add_column("")
     for name in names:
         table.add_column(name, justify="right")
     table.add_column(f"{names[1]} / {names[0]}", justify="right")
-    for label, key, formatter in display.SUMMARY_ROWS:
+    for label, key, formatter in rows:
         cells = [display.cell(summaries[name], key, formatter) for name in names]
         if all(text == display.MISSING for text in cells):
             continue

@@ -46,6 +46,10 @@ def seconds(value: float, ci95: float | None = None) -> str:
     return _quantity(lambda x: f"{x:.3f}", " s", value, ci95)
 
 
+def milliseconds(value: float, ci95: float | None = None) -> str:
+    return _quantity(lambda x: f"{1000 * x:,.2f}", " ms", value, ci95)
+
+
 def microseconds(value: float, ci95: float | None = None) -> str:
     return _quantity(lambda x: f"{x:,.0f}", " µs", value, ci95)
 
@@ -152,6 +156,26 @@ MEDIA_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
     ("loss objective", lambda r: _verdict(r, "loss_ratio", "loss_ratio", "loss_ratio_limit")),
     ("all objectives met", lambda r: flag(r["passed"])),
 )
+
+
+def media_summary_rows(streams: Sequence[str]) -> tuple[tuple[str, str, Formatter], ...]:
+    """Rows of each stream's `summary["media"]` statistics, for side-by-side tables."""
+
+    def ratio(value: float, ci95: float | None) -> str:
+        return f"{value:.3g}" + (f" ± {ci95:.2g}" if ci95 else "")
+
+    return tuple(
+        (f"{stream}: {label}", f"media.{stream}.{key}", formatter)
+        for stream in streams
+        for label, key, formatter in (
+            ("messages received", "messages_received", count),
+            ("loss ratio", "loss_ratio", ratio),
+            ("one-way delay mean", "delay_mean_s", milliseconds),
+            ("one-way delay p99", "delay_p99_s", milliseconds),
+            ("IPDV", "ipdv_s", milliseconds),
+            ("inter-arrival mean", "interarrival_mean_s", milliseconds),
+        )
+    )
 
 
 def media_table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
