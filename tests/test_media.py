@@ -40,7 +40,7 @@ def test_statistics_of_hand_made_messages() -> None:
 
 
 def test_a_message_later_than_t_max_is_lost_and_a_recent_one_pending() -> None:
-    # Y.1540 §5.5.6: a packet not delivered within T_max of its sending is lost.
+    # Y.1540: a packet not delivered within T_max of its sending counts as lost.
     sent = [0, 1 * S, 9 * S]
     received = [int(3.5 * S), int(1.2 * S), None]
     row = media.stream_statistics(sent, received, end_ns=10 * S, loss_timeout_ns=3 * S)

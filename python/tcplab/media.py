@@ -153,7 +153,7 @@ def stream_statistics(
             delay_p95_s=_quantile(delays, 0.95),
             delay_p99_s=_quantile(delays, 0.99),
             delay_max_s=float(delays[-1]),
-            # Y.1540 §6.2.4: each packet's delay variation is its delay minus a reference,
+            # Y.1540 IPDV: each packet's delay variation is its delay minus a reference delay,
             # here the minimum; Y.1541 bounds the 1 − 10⁻³ quantile of it.
             ipdv_s=_quantile(delays, 0.999) - minimum,
         )
