@@ -17,7 +17,10 @@ from tcplab.errors import SpecError
 from tcplab.links import ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
 from tcplab.spec import (
     ERROR_MODEL_FIELDS,
+    Abr,
     App,
+    Efci,
+    Erica,
     Host,
     Link,
     Pep,
@@ -25,12 +28,15 @@ from tcplab.spec import (
     Router,
     Spec,
     Stream,
+    Switch,
     Tcp,
     Trace,
 )
 from tcplab.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
+# ABR rates are written as bit rates of whole cells: 53 bytes, 424 bits a cell.
+CELL_BITS = 424
 
 
 def derive_seed(seed: int, repetition: int) -> int:
@@ -214,6 +220,61 @@ def _router(router: Router) -> dict[str, Any]:
             "discard": router.switch.discard.replace("-", "_"),
             "epd_threshold_cells": router.switch.threshold(),
         }
+        if router.switch.feedback is not None:
+            plan["switch"]["feedback"] = _feedback(router.switch)
+    return plan
+
+
+def _feedback(switch: Switch) -> dict[str, Any]:
+    if switch.feedback == "efci":
+        efci = switch.efci or Efci()
+        low, high = switch.efci_thresholds()
+        plan: dict[str, Any] = {
+            "kind": "efci",
+            "mark": efci.mark.replace("-", "_"),
+            "q_hi_cells": high,
+            "q_lo_cells": low,
+        }
+        if efci.no_increase is not None:
+            plan["q_ni_cells"] = efci.no_increase
+        return plan
+    erica = switch.erica or Erica()
+    plan = {
+        "kind": "erica",
+        "target_utilization": erica.target_utilization,
+        "delta": erica.delta,
+        "interval_ns": erica.interval,
+        "fair_share": erica.fair_share,
+        "measure_ccr": erica.measure_ccr,
+    }
+    if erica.interval_cells is not None:
+        plan["interval_cells"] = erica.interval_cells
+    if erica.plus is not None:
+        plus = erica.plus
+        plan["plus"] = {"t0_ns": plus.t0, "qdlf": plus.qdlf, "a": plus.a, "b": plus.b}
+    return plan
+
+
+def _abr(abr: Abr) -> dict[str, Any]:
+    plan: dict[str, Any] = {
+        "mcr_cells_s": abr.mcr / CELL_BITS,
+        "tcr_cells_s": abr.tcr / CELL_BITS,
+        "rif": abr.rif,
+        "rdf": abr.rdf,
+        "cdf": abr.cdf,
+        "nrm": abr.nrm,
+        "mrm": abr.mrm,
+        "trm_ns": abr.trm,
+        "adtf_ns": abr.adtf,
+        "tbe_cells": abr.tbe,
+        "frtt_ns": abr.frtt,
+    }
+    # Left out, PCR is the VC's first link's cell rate and ICR is PCR (the simulator knows
+    # the links' cell slots).
+    if abr.pcr is not None:
+        plan["pcr_cells_s"] = abr.pcr / CELL_BITS
+    if abr.icr is not None:
+        plan["icr_cells_s"] = abr.icr / CELL_BITS
     return plan
 
 
@@ -240,6 +301,11 @@ def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     # Only a scenario with a [trace] table has the key, so other plans stay as they were.
     if spec.trace is not None:
         plan["trace"] = _trace(spec.trace)
+    # The ABR sources' parameters, TM 4.0's defaults unless given, where some switch
+    # gives ABR feedback (and where [abr] is given, so that the simulator checks them).
+    feedback = any(r.switch is not None and r.switch.feedback for r in spec.routers)
+    if spec.abr is not None or feedback:
+        plan["abr"] = _abr(spec.abr or Abr())
     return _with_flows(spec, plan)
 
 

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 RESULT_PARTS = ("summary", "flows", "hosts", "links", "media", "series", "trace", "messages")
 # Parts only some runs have, absent from other results' JSON: ATM links' ports and queues
-# (docs/models/atm.md) and the connections of flows a PEP splits (docs/models/pep.md).
-OPTIONAL_PARTS = ("atm_ports", "atm_queue", "segments")
+# (docs/models/atm.md), ABR VCs' allowed cell rates (docs/models/abr.md) and the
+# connections of flows a PEP splits (docs/models/pep.md).
+OPTIONAL_PARTS = ("atm_ports", "atm_queue", "abr_acr", "segments")
 RESULT_FILE = "result.json"
 
 
@@ -54,6 +55,7 @@ class RunResult:
     meta: dict[str, Any]
     atm_ports: list[dict[str, Any]] = field(default_factory=list)
     atm_queue: dict[str, list[Any]] = field(default_factory=dict)
+    abr_acr: dict[str, list[Any]] = field(default_factory=dict)
     runs: list[RunResult] = field(default_factory=list)
     segments: list[dict[str, Any]] = field(default_factory=list)
     captures: dict[str, bytes] = field(default_factory=dict, repr=False)
@@ -95,6 +97,9 @@ class RunResult:
             atm_ports=_stack_rows([run.atm_ports for run in runs]),
             atm_queue=_stack_columns([run.atm_queue for run in runs])
             if any(run.atm_queue for run in runs)
+            else {},
+            abr_acr=_stack_columns([run.abr_acr for run in runs])
+            if any(run.abr_acr for run in runs)
             else {},
             runs=list(runs),
             segments=_stack_rows([run.segments for run in runs]),
@@ -189,6 +194,10 @@ class RunResult:
     def atm_queue_frame(self) -> pd.DataFrame:
         """Cells waiting at each ATM output port, every trace interval."""
         return pd.DataFrame(self.atm_queue)
+
+    def abr_acr_frame(self) -> pd.DataFrame:
+        """Each ABR VC's allowed cell rate (cells/s), every trace interval."""
+        return pd.DataFrame(self.abr_acr)
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

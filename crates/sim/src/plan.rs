@@ -7,12 +7,14 @@
 //! path order and one top-level `app`, as it always had. The topology form names each
 //! link's two nodes (hosts first, then routers) and lists the flows, each with its own app.
 
+mod abr;
 mod atm;
 mod flows;
 mod media;
 mod peps;
 mod wlan;
 
+pub use abr::{AbrPlan, EricaPlusPlan, FairSharePlan, FeedbackPlan, MarkPlan};
 pub use atm::{AtmPlan, DiscardPlan, SwitchPlan, TCP_IP_HEADER_BYTES};
 pub use flows::{FlowPlan, RouterPlan};
 pub use media::{StreamPlan, Transport, MAX_UDP_MESSAGE};
@@ -46,6 +48,9 @@ pub struct Plan {
     /// Split-connection proxies at router nodes; none in a plan without them.
     #[serde(default)]
     pub peps: Vec<PepPlan>,
+    /// ABR source parameters of the VCs that cross a switch with ABR feedback.
+    #[serde(default)]
+    pub abr: Option<AbrPlan>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

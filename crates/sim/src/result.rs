@@ -24,6 +24,9 @@ pub struct RunResult {
     pub atm_ports: Vec<AtmPortResult>,
     #[serde(skip_serializing_if = "AtmQueueSeries::is_empty")]
     pub atm_queue: AtmQueueSeries,
+    /// Each ABR VC's allowed cell rate; absent without ABR VCs.
+    #[serde(skip_serializing_if = "AbrAcrSeries::is_empty")]
+    pub abr_acr: AbrAcrSeries,
     /// The packet captures the plan asked for; not part of the JSON.
     #[serde(skip)]
     pub captures: Vec<Capture>,
@@ -152,11 +155,13 @@ pub struct AtmSummary {
     pub max_goodput_bps: Option<f64>,
     /// Cells made by segmentation where packets enter ATM links.
     pub cells_sent: u64,
+    /// ABR resource-management cells the end systems sent (docs/models/abr.md).
+    pub rm_cells: u64,
     /// Cells switch buffers discarded (full, EPD, PPD).
     pub cells_dropped: u64,
     /// Cells receivers discarded (header errors, or the link's cell loss ratio).
     pub cells_lost: u64,
-    /// (cells_dropped + cells_lost) / cells_sent.
+    /// (cells_dropped + cells_lost) / (cells_sent + rm_cells).
     pub cell_loss_ratio: f64,
     /// Cells that crossed their whole ATM path for nothing: reassembled into frames that
     /// failed, or still being reassembled at the end (Romanow & Floyd's "dead" cells).
@@ -195,6 +200,23 @@ pub struct AtmQueueSeries {
 }
 
 impl AtmQueueSeries {
+    pub fn is_empty(&self) -> bool {
+        self.t_s.is_empty()
+    }
+}
+
+/// Each ABR VC's allowed cell rate (ACR, cells/s), sampled every trace interval: one row
+/// per VC and sample, as columns.
+#[derive(Debug, Default, Serialize)]
+pub struct AbrAcrSeries {
+    pub t_s: Vec<f64>,
+    pub flow: Vec<usize>,
+    /// `forward` for the VC from the flow's client, `reverse` for the one back.
+    pub direction: Vec<&'static str>,
+    pub acr_cells_s: Vec<f64>,
+}
+
+impl AbrAcrSeries {
     pub fn is_empty(&self) -> bool {
         self.t_s.is_empty()
     }

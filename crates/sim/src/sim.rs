@@ -23,9 +23,9 @@ enum Event {
     TxDone(usize),
     /// A packet reached the far end of the channel it was on.
     Arrive(Packet),
-    /// The first ATM cell on this channel's wire reached its far end (never queued: the
-    /// ATM links keep their own schedule, see `next_event`).
-    CellArrive(usize),
+    /// Something in the ATM links' own schedule fell due: a cell reached the far end of
+    /// its wire, or an ABR source may send (never queued, see `next_event`).
+    AtmDue(usize),
     SenderTimer(usize, usize),
     ReceiverTimer(usize, usize),
     /// A writing application's sleep between calls ended.
@@ -165,15 +165,15 @@ impl Simulation {
         self.finish(stop)
     }
 
-    /// The next thing to happen: the earliest queued event, or a cell reaching the end of
-    /// an ATM wire (crate::atm keeps those in its own schedule of small entries); at equal
-    /// times the queued event first.
+    /// The next thing to happen: the earliest queued event, or what falls due in the ATM
+    /// links (crate::atm keeps a schedule of small entries of its own: cells reaching the
+    /// end of a wire, ABR sources' wake-ups); at equal times the queued event first.
     fn next_event(&mut self) -> Option<(Nanos, Event)> {
         let cell = self.atm.as_ref().and_then(AtmNet::next_due);
         match (cell, self.events.peek_at()) {
             (Some(at), queued) if queued.is_none_or(|q| at < q) => {
-                let ch = self.atm.as_mut().and_then(AtmNet::pop_due)?;
-                Some((at, Event::CellArrive(ch)))
+                let entry = self.atm.as_mut().and_then(AtmNet::pop_due)?;
+                Some((at, Event::AtmDue(entry)))
             }
             _ => self.events.pop(),
         }
@@ -192,9 +192,9 @@ impl Simulation {
                 }
             }
             Event::Arrive(packet) => self.arrive(packet),
-            Event::CellArrive(ch) => {
+            Event::AtmDue(entry) => {
                 let atm = self.atm.as_mut().expect("only ATM links carry cells");
-                if let Some(packet) = atm.arrive(self.now, ch) {
+                if let Some(packet) = atm.handle(self.now, entry) {
                     self.arrive(packet);
                 }
             }

@@ -8,19 +8,15 @@
 //! of small entries of its own ([`AtmNet::next_due`]), apart from the simulator's event
 //! queue, whose entries are as large as a packet.
 //!
-//! Hooks for ABR (ATM Forum TM 4.0), which plugs in here:
-//! - the source: [`AtmNet::send`] segments a frame and passes each cell to
-//!   [`AtmNet::emit`], the per-VC source scheduler. Today (UBR) it puts every cell on the
-//!   line at once, back to back at line rate; an ABR VC queues them and emits at ACR, with
-//!   a forward RM cell every Nrm cells. Its pacing timers belong in the ATM links' own
-//!   schedule (`due`, which holds wire heads today) rather than the simulator's queue.
-//! - the switches: [`AtmNet::forward`] passes each cell to its next output port
-//!   ([`port::Port::offer`]), which decides from the cells waiting; a cell's slot, hence
-//!   its departure, is known as it is accepted. EFCI marking and ERICA's per-port
-//!   measurements belong there, and backward RM cells pass the same point on the way back.
-//! - the destination: reassembly in [`AtmNet::arrive`] is where an RM cell turns round.
+//! ABR (ATM Forum TM 4.0, [`abr`]) plugs in at four points: [`AtmNet::send`] hands an ABR
+//! VC's frames to its source, whose wake-ups (one per cell, at 1/ACR) share the wires'
+//! schedule; [`AtmNet::forward`] lets a switch port's feedback see each cell it is
+//! offered; a backward RM cell crossing a switch meets the port on its VC's forward path;
+//! and at the end of the ATM run [`AtmNet::arrive`] hands RM cells and EFCI to the end
+//! system there.
 
 pub mod aal5;
+pub mod abr;
 pub mod bound;
 pub mod cell_link;
 pub mod port;
@@ -33,10 +29,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::engine::{Nanos, RngStream};
 use crate::net::Packet;
 use crate::plan::{Plan, TCP_IP_HEADER_BYTES};
-use crate::result::{AtmPortResult, AtmQueueSeries, AtmSummary, LinkResult};
+use crate::result::{AbrAcrSeries, AtmPortResult, AtmQueueSeries, AtmSummary, LinkResult};
+use abr::{AbrNet, Feedback, Out};
 use cell_link::{CellErrors, SlotClock};
 use port::{Fate, Port};
-use sar::{Cell, Frames};
+use sar::{Cell, Frames, Payload};
 use switch::Buffer;
 
 /// Channel 2i is link i's forward direction, 2i + 1 its reverse.
@@ -51,6 +48,8 @@ fn direction(channel: usize) -> &'static str {
 /// A VC: one direction of a flow, over its route.
 struct Vc {
     route: Vec<usize>,
+    /// The hop where the VC's cells enter ATM: the first ATM channel of its route.
+    entry: u32,
     /// Per hop: the node at the end of that channel is an ATM switch, which passes the
     /// cell on to the next channel; otherwise the frame is reassembled there.
     switched: Vec<bool>,
@@ -63,7 +62,8 @@ pub struct AtmNet {
     ports: Vec<Option<Port>>,
     /// Per channel: the cells on the wire, with the time each reaches the far end.
     wires: Vec<VecDeque<(Nanos, Cell)>>,
-    /// The wires with cells, by when their head cell arrives (ties: first scheduled first).
+    /// What falls due, by when (ties: first scheduled first): below `wires.len()` a wire
+    /// whose head cell arrives, above it the ABR source of VC (entry − `wires.len()`).
     due: BinaryHeap<Reverse<(Nanos, u64, usize)>>,
     scheduled: u64,
     /// Head-cell arrivals handled, for the run's count of events.
@@ -81,6 +81,8 @@ pub struct AtmNet {
     cells_in_frames: u64,
     /// The goodput bound of the efficiency, if every flow crosses an ATM link.
     max_goodput_bps: Option<f64>,
+    /// ABR sources and switch feedback, if some switch gives feedback.
+    abr: Option<AbrNet>,
 }
 
 impl AtmNet {
@@ -136,6 +138,10 @@ impl AtmNet {
             .iter()
             .flat_map(|pair| pair.iter())
             .map(|route| Vc {
+                entry: route
+                    .iter()
+                    .position(|&ch| channels[ch].atm.is_some())
+                    .unwrap_or(0) as u32,
                 switched: route
                     .iter()
                     .map(|&ch| switch_at(ends(ch).1).is_some())
@@ -158,8 +164,17 @@ impl AtmNet {
             cells_reassembled: 0,
             cells_in_frames: 0,
             max_goodput_bps: None,
+            abr: None,
         };
         net.max_goodput_bps = net.goodput_bound(plan, routes);
+        let feedback = (0..channels.len())
+            .map(|ch| {
+                let cells_s = net.ports[ch].as_ref()?.clock().cells_per_s();
+                let vcs = net.vcs.iter().filter(|vc| vc.route.contains(&ch)).count();
+                switch_at(ends(ch).0)?.feedback.port(cells_s, vcs)
+            })
+            .collect();
+        net.abr = net.abr_net(plan, routes, feedback);
         Some(net)
     }
 
@@ -172,14 +187,48 @@ impl AtmNet {
         self.due.peek().map(|Reverse((at, _, _))| *at)
     }
 
-    /// The wire whose head cell arrives next ([`AtmNet::next_due`]), for [`AtmNet::arrive`].
+    /// What falls due next ([`AtmNet::next_due`]), for [`AtmNet::handle`].
     pub fn pop_due(&mut self) -> Option<usize> {
-        self.due.pop().map(|Reverse((_, _, channel))| channel)
+        self.due.pop().map(|Reverse((_, _, entry))| entry)
     }
 
-    fn schedule(&mut self, at: Nanos, channel: usize) {
-        self.due.push(Reverse((at, self.scheduled, channel)));
+    fn schedule(&mut self, at: Nanos, entry: usize) {
+        self.due.push(Reverse((at, self.scheduled, entry)));
         self.scheduled += 1;
+    }
+
+    fn schedule_source(&mut self, at: Nanos, vc: u32) {
+        self.schedule(at, self.wires.len() + vc as usize);
+    }
+
+    /// The ABR part, if some switch gives ABR feedback: feedback state for those switches'
+    /// ports, and an end system for each VC whose connection crosses one, with the cell
+    /// rate of the channel where the VC enters ATM.
+    fn abr_net(
+        &self,
+        plan: &Plan,
+        routes: &[[Vec<usize>; 2]],
+        feedback: Vec<Option<Feedback>>,
+    ) -> Option<AbrNet> {
+        let params = plan.abr.as_ref()?;
+        if feedback.iter().all(Option::is_none) {
+            return None;
+        }
+        let steered = |route: &[usize]| route.iter().any(|&ch| feedback[ch].is_some());
+        let lines: Vec<Option<f64>> = routes
+            .iter()
+            .enumerate()
+            .flat_map(|(f, pair)| {
+                let abr = steered(&pair[0]) || steered(&pair[1]);
+                (0..2).map(move |r| (abr, f * 2 + r))
+            })
+            .map(|(abr, vc)| {
+                let vc = &self.vcs[vc];
+                let port = self.ports[vc.route[vc.entry as usize]].as_ref();
+                port.filter(|_| abr).map(|p| p.clock().cells_per_s())
+            })
+            .collect();
+        Some(AbrNet::new(params, &lines, feedback))
     }
 
     /// Segments `packet`, which enters ATM channel `route[packet.hop]` at `now`.
@@ -190,33 +239,73 @@ impl AtmNet {
         let sdu = packet.ip_bytes() + self.encapsulation[channel];
         let (frame, cells) = self.frames.insert(packet, sdu);
         self.cells_sent += cells;
+        if let Some(abr) = self.abr.as_mut().filter(|a| a.is_abr(vc)) {
+            // The frame waits in the source's queue; its cells leave at ACR.
+            if let Some(at) = abr.enqueue(now, vc, frame, cells) {
+                self.schedule_source(at, vc);
+            }
+            return;
+        }
+        // UBR: every cell goes to the line now, behind whatever the sending end queued.
         for i in 0..cells {
-            let cell = Cell {
-                vc,
-                hop,
+            let payload = Payload::Frame {
                 frame,
                 eom: i + 1 == cells,
-                errored: false,
             };
-            self.emit(now, cell);
+            self.forward(now, Cell::new(vc, hop, payload));
         }
     }
 
-    /// The per-VC source scheduler. UBR: the cell goes to the line now, behind whatever the
-    /// sending end has queued there.
-    fn emit(&mut self, now: Nanos, cell: Cell) {
-        self.forward(now, cell);
+    /// What [`AtmNet::pop_due`] gave falls due at `now`: a wire's head cell arrives (a
+    /// frame that passes reassembly comes out as its packet), or an ABR source may send.
+    pub fn handle(&mut self, now: Nanos, entry: usize) -> Option<Packet> {
+        match entry.checked_sub(self.wires.len()) {
+            None => self.arrive(now, entry),
+            Some(vc) => {
+                self.source(now, vc as u32);
+                None
+            }
+        }
     }
 
-    /// Offers `cell` to the output port of the channel at its hop.
+    /// ABR VC `vc`'s source wakes: it sends the cell that is due and asks for the next
+    /// wake-up.
+    fn source(&mut self, now: Nanos, vc: u32) {
+        let abr = self.abr.as_mut().expect("only ABR VCs have sources");
+        let (out, next) = abr.wake(now, vc);
+        if let Some(at) = next {
+            self.schedule_source(at, vc);
+        }
+        let payload = match out {
+            None => return,
+            Some(Out::Data { frame, eom }) => Payload::Frame { frame, eom },
+            Some(Out::Frm { rm, .. }) | Some(Out::Brm(rm)) => Payload::Rm(rm),
+        };
+        let hop = self.vcs[vc as usize].entry;
+        self.forward(now, Cell::new(vc, hop, payload));
+    }
+
+    /// Offers `cell` to the output port of the channel at its hop; a switch port's ABR
+    /// feedback sees it first.
     fn forward(&mut self, now: Nanos, mut cell: Cell) {
         let vc = &self.vcs[cell.vc as usize];
         let channel = vc.route[cell.hop as usize];
         let port = self.ports[channel]
             .as_mut()
             .expect("a cell only travels ATM channels");
-        match port.offer(now, cell.vc as usize, cell.eom) {
-            Fate::Arrives { at, errored } => {
+        if let Some(abr) = &mut self.abr {
+            let rm = match &mut cell.payload {
+                Payload::Rm(rm) => Some(rm),
+                Payload::Frame { .. } => None,
+            };
+            abr.offer(now, channel, cell.vc, port.queued(now), &mut cell.efci, rm);
+        }
+        let fate = match cell.payload {
+            Payload::Frame { eom, .. } => port.offer(now, cell.vc as usize, eom),
+            Payload::Rm(_) => port.offer_rm(now),
+        };
+        match (fate, cell.payload) {
+            (Fate::Arrives { at, errored }, _) => {
                 cell.errored |= errored;
                 let wire = &mut self.wires[channel];
                 let was_idle = wire.is_empty();
@@ -225,16 +314,19 @@ impl AtmNet {
                     self.schedule(at, channel);
                 }
             }
-            Fate::Gone => {
-                self.frames.release(cell.frame, false);
+            (Fate::Gone, Payload::Frame { frame, .. }) => {
+                self.frames.release(frame, false);
             }
+            (Fate::Gone, Payload::Rm(_)) => {}
         }
     }
 
     /// The head cell of `channel`'s wire reached the far end at `now`: a switch passes it
-    /// on; at the end of the ATM run it is reassembled, and a frame that passes comes out as
-    /// its packet, on the channel it arrived by.
-    pub fn arrive(&mut self, now: Nanos, channel: usize) -> Option<Packet> {
+    /// on (a backward RM cell meets the port on its VC's forward path first); at the end
+    /// of the ATM run an RM cell goes to the end system there, and a frame's cell is
+    /// reassembled: a frame that passes comes out as its packet, on the channel it arrived
+    /// by.
+    fn arrive(&mut self, now: Nanos, channel: usize) -> Option<Packet> {
         self.arrivals += 1;
         let wire = &mut self.wires[channel];
         let (at, mut cell) = wire
@@ -247,14 +339,36 @@ impl AtmNet {
         let vc = &mut self.vcs[cell.vc as usize];
         let hop = cell.hop as usize;
         if vc.switched[hop] {
+            if let (Some(abr), Payload::Rm(rm)) = (&mut self.abr, &mut cell.payload) {
+                if rm.dir == abr::Dir::Backward {
+                    // The port back the way the cell came is on the forward VC's path.
+                    let forward = channel ^ 1;
+                    let queued = self.ports[forward].as_ref().map_or(0, |p| p.queued(now));
+                    abr.backward(now, forward, cell.vc ^ 1, queued, rm);
+                }
+            }
             cell.hop += 1;
             self.forward(now, cell);
             return None;
         }
-        let expected = self.frames.cells(cell.frame);
-        let passes = vc.reassembly[hop].push(cell.frame, cell.errored, cell.eom, expected);
+        let abr = self.abr.as_mut().filter(|a| a.is_abr(cell.vc));
+        let (frame, eom) = match cell.payload {
+            Payload::Rm(rm) => {
+                let abr = abr.expect("RM cells travel ABR VCs only");
+                if let Some(at) = abr.arrive(now, cell.vc, false, Some(rm)) {
+                    self.schedule_source(at, cell.vc ^ 1);
+                }
+                return None;
+            }
+            Payload::Frame { frame, eom } => (frame, eom),
+        };
+        if let Some(abr) = abr {
+            abr.arrive(now, cell.vc, cell.efci, None);
+        }
+        let expected = self.frames.cells(frame);
+        let passes = vc.reassembly[hop].push(frame, cell.errored, eom, expected);
         self.cells_reassembled += 1;
-        let mut packet = self.frames.release(cell.frame, passes == Some(true))?;
+        let mut packet = self.frames.release(frame, passes == Some(true))?;
         self.cells_in_frames += expected;
         packet.hop = hop;
         Some(packet)
@@ -263,6 +377,9 @@ impl AtmNet {
     /// Records each port's queue (the trace interval's sample).
     pub fn sample(&mut self, now: Nanos) {
         self.sampled_at.push(now);
+        if let Some(abr) = &mut self.abr {
+            abr.sample(now);
+        }
         for port in self.ports.iter_mut().flatten() {
             let queued = port.queued(now);
             port.samples.push(queued);
@@ -337,17 +454,24 @@ impl AtmNet {
             .map(|s| s.drops_full + s.drops_epd + s.drops_ppd)
             .sum();
         let lost: u64 = ports().map(|s| s.lost).sum();
+        let rm_cells = self.abr.as_ref().map_or(0, AbrNet::rm_cells);
         AtmSummary {
             efficiency: self.max_goodput_bps.map(|max| goodput_bps / max),
             max_goodput_bps: self.max_goodput_bps,
             cells_sent: self.cells_sent,
+            rm_cells,
             cells_dropped: dropped,
             cells_lost: lost,
-            cell_loss_ratio: (dropped + lost) as f64 / self.cells_sent.max(1) as f64,
+            cell_loss_ratio: (dropped + lost) as f64 / (self.cells_sent + rm_cells).max(1) as f64,
             cells_dead: self.cells_reassembled - self.cells_in_frames,
             frames_delivered: self.frames.delivered,
             frames_lost: self.frames.lost,
         }
+    }
+
+    /// The ABR VCs' ACR samples (empty without ABR).
+    pub fn take_acr(&mut self) -> AbrAcrSeries {
+        self.abr.as_mut().map(AbrNet::take_acr).unwrap_or_default()
     }
 
     /// One row per ATM output port, and their queue samples.

@@ -91,6 +91,22 @@ impl Port {
                 return Fate::Gone;
             }
         }
+        self.place(now)
+    }
+
+    /// An ABR RM cell reaches the port at `now`. It belongs to no frame, so the frame
+    /// discard policies pass it by; a full buffer drops it.
+    pub fn offer_rm(&mut self, now: Nanos) -> Fate {
+        let queued = self.queued(now);
+        if self.buffer.as_ref().is_some_and(|b| b.is_full(queued)) {
+            self.stats.drops_full += 1;
+            return Fate::Gone;
+        }
+        self.place(now)
+    }
+
+    /// An admitted cell takes the next free slot; the receiver judges it.
+    fn place(&mut self, now: Nanos) -> Fate {
         let slot = self.next_free.max(self.clock.first_at_or_after(now));
         self.next_free = slot + 1;
         self.stats.max_queue_cells = self.stats.max_queue_cells.max(self.queued(now));
@@ -123,7 +139,7 @@ impl Port {
 mod tests {
     use super::*;
     use crate::engine::RngStream;
-    use crate::plan::{DiscardPlan, ErrorPlan, SwitchPlan};
+    use crate::plan::{DiscardPlan, ErrorPlan, FeedbackPlan, SwitchPlan};
 
     fn port(buffer: Option<Buffer>) -> Port {
         // 1 cell per µs: 424 bits at 424 Mb/s.
@@ -163,6 +179,7 @@ mod tests {
             buffer_cells: 2,
             discard: DiscardPlan::DropTail,
             epd_threshold_cells: 2,
+            feedback: FeedbackPlan::None,
         };
         let mut p = port(Some(Buffer::new(&plan, 1)));
         for _ in 0..3 {
@@ -172,5 +189,33 @@ mod tests {
         assert_eq!(p.stats.drops_full, 1);
         // One on the line and two waiting.
         assert_eq!(p.stats.max_queue_cells, 2);
+    }
+
+    #[test]
+    fn rm_cells_pass_frame_discards_but_not_a_full_buffer() {
+        // TM 4.0 RM cells (PTI 110) are no part of an AAL5 frame: a VC whose frame EPD is
+        // discarding still gets its RM cells through, and only a full buffer drops them.
+        let plan = SwitchPlan {
+            buffer_cells: 3,
+            discard: DiscardPlan::Epd,
+            epd_threshold_cells: 1,
+            feedback: FeedbackPlan::None,
+        };
+        let mut p = port(Some(Buffer::new(&plan, 1)));
+        p.offer(0, 0, true);
+        p.offer(0, 0, true); // waits: the next frame's first cell meets the threshold
+        assert!(matches!(p.offer(0, 0, false), Fate::Gone));
+        assert_eq!(p.stats.drops_epd, 1);
+        assert!(matches!(p.offer_rm(0), Fate::Arrives { .. }));
+        assert!(
+            matches!(p.offer(0, 0, false), Fate::Gone),
+            "EPD still discards the frame"
+        );
+        assert!(matches!(p.offer_rm(0), Fate::Arrives { .. }));
+        assert!(
+            matches!(p.offer_rm(0), Fate::Gone),
+            "three cells wait: the buffer is full"
+        );
+        assert_eq!(p.stats.drops_full, 1);
     }
 }

@@ -4,22 +4,43 @@
 //! cells name it by index, so a cell is a few plain bytes and nothing is allocated per cell.
 
 use super::aal5;
+use super::abr::RmCell;
 use crate::net::Packet;
 
-/// A cell of an AAL5 frame. The header fields the simulator needs: the VC, and the PTI's
-/// AUU bit (end of frame); plus where the cell is and whether its payload was hit.
+/// A cell: the header fields the simulator needs (the VC, the PTI's EFCI bit), what it
+/// carries, where it is and whether its payload was hit.
 #[derive(Debug, Clone, Copy)]
 pub struct Cell {
     /// The VC: a flow's route, numbered flow · 2 + route.
     pub vc: u32,
     /// The channel of the VC's route the cell is on.
     pub hop: u32,
-    /// The frame in the store whose piece this is.
-    pub frame: u32,
-    /// PTI AUU = 1: the frame's last cell.
-    pub eom: bool,
+    pub payload: Payload,
+    /// PTI EFCI = 1: a switch on the way was congested (ABR binary feedback).
+    pub efci: bool,
     /// A bit error hit the payload; the frame will fail its CRC-32.
     pub errored: bool,
+}
+
+impl Cell {
+    /// A cell leaving where its VC enters ATM (hop `hop`), unmarked and intact.
+    pub fn new(vc: u32, hop: u32, payload: Payload) -> Self {
+        Cell {
+            vc,
+            hop,
+            payload,
+            efci: false,
+            errored: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Payload {
+    /// A piece of the frame in the store at index `frame`; `eom` (PTI AUU = 1) on its last.
+    Frame { frame: u32, eom: bool },
+    /// An ABR resource-management cell (PTI = 110), which belongs to no frame.
+    Rm(RmCell),
 }
 
 struct Frame {

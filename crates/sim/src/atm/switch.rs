@@ -51,9 +51,15 @@ impl Buffer {
         }
     }
 
+    /// Whether `queued` waiting cells fill the buffer.
+    pub fn is_full(&self, queued: u64) -> bool {
+        queued >= self.capacity
+    }
+
     /// Decides on a cell of `vc` (`eom`: it ends its frame) arriving while `queued` cells
     /// wait in the buffer. Ok: buffer it.
     pub fn admit(&mut self, vc: usize, eom: bool, queued: u64) -> Result<(), Drop> {
+        let full = self.is_full(queued);
         let state = &mut self.vcs[vc];
         let first = !state.mid_frame;
         state.mid_frame = !eom;
@@ -76,7 +82,7 @@ impl Buffer {
             }
             return Err(Drop::Early);
         }
-        if queued < self.capacity {
+        if !full {
             return Ok(());
         }
         // A full buffer: drop-tail loses this cell only; PPD (and EPD, which falls back to
@@ -91,12 +97,14 @@ impl Buffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::FeedbackPlan;
 
     fn buffer(discard: DiscardPlan) -> Buffer {
         let plan = SwitchPlan {
             buffer_cells: 10,
             discard,
             epd_threshold_cells: 6,
+            feedback: FeedbackPlan::None,
         };
         Buffer::new(&plan, 2)
     }

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{ErrorPlan, Plan};
+use super::{ErrorPlan, FeedbackPlan, Plan};
 use crate::error::PlanError;
 
 /// One direction of an ATM link. Its `rate_bps` is the rate of the cell slots.
@@ -28,6 +28,9 @@ pub struct SwitchPlan {
     pub discard: DiscardPlan,
     /// EPD refuses a frame whose first cell finds at least this many cells waiting.
     pub epd_threshold_cells: u64,
+    /// How the ports steer ABR sources (docs/models/abr.md); none by default.
+    #[serde(default)]
+    pub feedback: FeedbackPlan,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -87,7 +90,8 @@ impl Plan {
             }
         }
         self.validate_switches(is_atm)?;
-        self.validate_mtus()
+        self.validate_mtus()?;
+        self.validate_abr()
     }
 
     fn validate_switches(&self, is_atm: impl Fn(usize) -> bool) -> Result<(), PlanError> {
@@ -98,6 +102,7 @@ impl Plan {
                 continue;
             };
             let at = format!("routers.{r}.switch");
+            switch.feedback.validate(&format!("{at}.feedback"))?;
             if switch.buffer_cells == 0 {
                 return Err(PlanError::field(
                     format!("{at}.buffer_cells"),

@@ -1,6 +1,7 @@
 //! The result of a finished run: summary, per-flow, per-host and per-link rows.
 
 use super::Simulation;
+use crate::atm::AtmNet;
 use crate::engine::Nanos;
 use crate::flow::Flow;
 use crate::metrics::{jain_index, LatencySummary, LimitClock};
@@ -53,7 +54,7 @@ impl Simulation {
         }
     }
 
-    pub(super) fn finish(self, stop: Nanos) -> RunResult {
+    pub(super) fn finish(mut self, stop: Nanos) -> RunResult {
         // Each scenario flow's connections: one, or the segments a PEP split it into.
         let flows_connections: Vec<&[Flow]> =
             self.flows.chunk_by(|a, b| a.flow == b.flow).collect();
@@ -163,6 +164,7 @@ impl Simulation {
             .as_ref()
             .map(|a| a.ports(stop, &self.plan))
             .unwrap_or_default();
+        let abr_acr = self.atm.as_mut().map(AtmNet::take_acr).unwrap_or_default();
         RunResult {
             summary: Summary {
                 goodput_bps,
@@ -201,6 +203,7 @@ impl Simulation {
             trace: self.trace,
             atm_ports,
             atm_queue,
+            abr_acr,
             captures: self.taps.finish(),
         }
     }
