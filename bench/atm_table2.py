@@ -1,0 +1,70 @@
+"""How fast the simulator runs seed 001's Table 2: 13 rows (7 VC counts at 500 km, 6 trunk
+lengths at 50 VCs) × 4 switch schemes (UBR, UBR+EPD, EFCI, ERICA) = 52 runs, each for the
+paper's 300 ms of simulated time and again for 10 s. The runs go one after another in this
+process, so the wall time is the simulator's alone; it prints the wall time of each sweep
+and the cells the simulator moved per wall second (cells segmented at the sources and
+switches, summary `atm.cells_sent`).
+
+    .venv/bin/python bench/atm_table2.py [--durations 300ms,10s] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+import tcplab
+from tcplab.api import prepare
+from tcplab.papers import seed001
+from tcplab.sweeps import expand
+
+
+def table2_specs(duration: str) -> list[Any]:
+    """The 52 runs of Table 2's experiments, as validated specs."""
+    specs = []
+    for experiment in seed001.EXPERIMENTS:
+        if not experiment.name.startswith("table2-"):
+            continue
+        scenario = experiment.scenario(False)
+        scenario["duration"] = duration
+        specs += [point.spec for point in expand(prepare(scenario))]
+    return specs
+
+
+def measure(duration: str) -> dict[str, Any]:
+    specs = table2_specs(duration)
+    cells = 0
+    started = time.perf_counter()
+    for spec in specs:
+        cells += tcplab.run(spec).summary["atm"]["cells_sent"]
+    wall = time.perf_counter() - started
+    return {
+        "duration": duration,
+        "runs": len(specs),
+        "wall_s": wall,
+        "cells": cells,
+        "cells_per_wall_s": cells / wall,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--durations", default="300ms,10s", help="simulated time per run")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args()
+    rows = [measure(duration) for duration in args.durations.split(",")]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{'simulated':>10} {'runs':>5} {'wall':>10} {'cells':>14} {'cells/wall s':>14}")
+    for row in rows:
+        print(
+            f"{row['duration']:>10} {row['runs']:>5} {row['wall_s']:>9.1f}s "
+            f"{row['cells']:>14,} {row['cells_per_wall_s']:>14,.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

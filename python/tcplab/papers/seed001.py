@@ -1,0 +1,637 @@
+"""Seed 001: Kim, Park & Park, TCP over ATM UBR, UBR+EPD and ABR (EFCI, ERICA) switches.
+
+M.-H. Kim, B.-J. Park, S.-S. Park, "A Study on the Performance Improvement of TCP using
+ABR/UBR Services" (in Korean). YATS simulations of N TCP connections, each on its own VC
+from a source through switch 1, a 150 Mb/s trunk of 500-3000 km, switch 2, to its
+destination (Fig. 3); output buffers of 4096 cells, EPD threshold 3500 cells; TCP hosts
+with 300 µs per packet, 64000-byte buffers, minimum RTO 100 ms; ABR sources with PCR
+150 Mb/s, MCR 0, Nrm 32 (Fig. 4); efficiency and Jain fairness over 300 ms (§3.2).
+Table 2: efficiency and fairness against the number of VCs and the trunk length for the
+four switch schemes; Table 3: throughput and fairness with FRR and Nagle on and off, in a
+LAN (1 km) and a WAN (1000 km); Fig. 9: the EFCI switch against RIF and RDF.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from tcplab import display, plots
+from tcplab.papers.pack import (
+    HELD,
+    NOT_HELD,
+    Check,
+    Exhibit,
+    Experiment,
+    Pack,
+    Published,
+    Results,
+    Verdict,
+    every,
+)
+
+# ---- the paper's model (Figs. 3 and 4, §3) -----------------------------------------------
+
+DURATION = "300ms"  # "전체 시뮬레이션 시간 (300 ms)", §3.2
+LINK = "150Mbps"
+BUFFER_CELLS = 4096
+EPD_THRESHOLD = 3500
+MSS = 2000  # the segment §3.2 works through: 2000 + 40 + 8 (LLC/SNAP) + 8 (AAL5) → 43 cells
+KM_NS = 5_000  # propagation in fibre, 5 µs per km
+VCS = (10, 20, 30, 40, 50, 60, 70)
+KMS = (500, 1000, 1500, 2000, 2500, 3000)
+# The VC rows of Table 2 give no trunk length. ERICA's VC rows (79.5-80.1 %) lie between its
+# 500 km (80.2 %) and 1000 km (79.5 %) rows; they are taken at 500 km, the first distance row,
+# and the distance rows at 50 VCs, the count §4.1 says the later experiments use.
+VC_ROWS_KM = 500
+DISTANCE_VCS = 50
+LAN_KM, WAN_KM = 1, 1000
+
+SCHEMES = ("UBR", "UBR+EPD", "EFCI", "ERICA")
+# Switch 1's table per scheme (its output port onto the trunk is the bottleneck). The EFCI
+# switch is YATS's binary switch, which marks CI in the RM cells passing a port whose queue
+# is above its threshold (docs/models/abr.md); the thresholds are tcplab's defaults.
+SWITCHES: dict[str, dict[str, Any]] = {
+    "UBR": {"buffer_cells": BUFFER_CELLS, "discard": "drop-tail"},
+    "UBR+EPD": {"buffer_cells": BUFFER_CELLS, "discard": "epd", "epd_threshold": EPD_THRESHOLD},
+    "EFCI": {
+        "buffer_cells": BUFFER_CELLS,
+        "discard": "drop-tail",
+        "feedback": "efci",
+        "efci": {"mark": "relative-rate"},
+    },
+    "ERICA": {
+        "buffer_cells": BUFFER_CELLS,
+        "discard": "drop-tail",
+        "feedback": "erica",
+        "erica": {"measure_ccr": True},
+    },
+}
+SWITCH = "routers.0.switch"
+RIF, RDF = "abr.rif", "abr.rdf"
+
+# Table 2: (efficiency %, fairness %) per scheme, for each VC count and each trunk length.
+_T2_VCS = {
+    10: ((44.6, 57.7, 83.3, 79.5), (87.8, 86.3, 99.6, 100.0)),
+    20: ((58.7, 71.3, 71.3, 79.6), (65.0, 81.8, 98.7, 100.0)),
+    30: ((65.6, 71.3, 72.5, 79.7), (63.2, 74.4, 90.2, 100.0)),
+    40: ((64.3, 84.1, 65.5, 79.8), (64.9, 71.0, 82.9, 100.0)),
+    50: ((65.1, 84.8, 68.1, 79.9), (68.7, 67.4, 86.1, 100.0)),
+    60: ((60.7, 77.5, 71.0, 80.1), (69.0, 61.0, 78.2, 100.0)),
+    70: ((62.9, 86.2, 67.5, 80.1), (68.2, 61.5, 65.9, 100.0)),
+}
+_T2_KMS = {
+    500: ((61.3, 79.2, 67.1, 80.2), (65.0, 67.7, 87.6, 100.0)),
+    1000: ((59.1, 72.6, 49.9, 79.5), (70.7, 73.8, 68.3, 100.0)),
+    1500: ((56.9, 71.5, 56.7, 79.3), (57.2, 74.4, 82.0, 100.0)),
+    2000: ((55.9, 70.1, 53.8, 79.0), (57.2, 81.3, 55.9, 100.0)),
+    2500: ((55.5, 69.9, 50.9, 78.7), (62.6, 81.1, 82.6, 100.0)),
+    3000: ((43.3, 68.3, 58.1, 78.5), (56.5, 78.6, 79.5, 100.0)),
+}
+# Table 3: throughput (Mb/s) and fairness (%) per scheme; rows are the TCP settings, each in
+# the LAN then the WAN. "base" has both off; "nagle" and "frr" turn one on.
+TCP_SETTINGS = ("base", "nagle", "frr")
+_T3 = {
+    ("base", LAN_KM): ((97.6, 120.6, 103.5, 121.4), (68.7, 66.9, 75.0, 100.0)),
+    ("base", WAN_KM): ((65.0, 114.6, 75.2, 120.2), (56.5, 70.8, 75.4, 100.0)),
+    ("nagle", LAN_KM): ((98.2, 126.8, 103.5, 121.4), (65.5, 68.6, 79.3, 100.0)),
+    ("nagle", WAN_KM): ((70.8, 123.7, 75.2, 120.2), (59.2, 60.7, 75.4, 100.0)),
+    ("frr", LAN_KM): ((100.2, 130.3, 104.8, 121.4), (61.7, 82.6, 75.3, 100.0)),
+    ("frr", WAN_KM): ((80.3, 131.7, 98.4, 120.2), (60.8, 80.8, 82.9, 100.0)),
+}
+# Fig. 9's axes: the text names RIF = 1/8 with RDF = 1/512 as the most efficient point.
+FIG9_RIF = (1 / 2, 1 / 8, 1 / 32)
+FIG9_RDF = (1 / 8, 1 / 32, 1 / 512)
+FIG9_BEST = (1 / 8, 1 / 512)
+
+
+def network(vcs: int, km: float, tcp: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Fig. 3: `vcs` sources, each `vcs` × 0.56 km from switch 1 (§3.1), a trunk of `km` to
+    switch 2 and as many destinations; every link 150 Mb/s of cells with LLC/SNAP."""
+    settings = {
+        # 4.3BSD Reno as the Windows 95 profile has it: Reno, slow start from one segment,
+        # no window scaling, SACK or timestamps; the paper's buffers, MSS and minimum RTO.
+        "profile": "windows-95",
+        "mss": MSS,
+        "sndbuf": 64000,
+        "rcvbuf": 64000,
+        "min_rto": "100ms",
+        # YATS's receiver acknowledges as soon as a read opens its window by an MSS (RFC
+        # 1122 §4.2.3.3), which with an application reading everything is every segment;
+        # a 200 ms delayed ACK would outlast the 100 ms minimum RTO.
+        "delayed_ack": False,
+        **(tcp or {}),
+    }
+    access = {"kind": "atm", "rate": LINK, "delay": f"{round(vcs * 0.56 * KM_NS)}ns"}
+    links = [{"between": [f"src{i}", "sw1"], **access} for i in range(vcs)]
+    links.append(
+        {"between": ["sw1", "sw2"], "kind": "atm", "rate": LINK, "delay": f"{km * KM_NS}ns"}
+    )
+    links += [{"between": ["sw2", f"dst{i}"], **access} for i in range(vcs)]
+    return {
+        "name": f"seed001-{vcs}vc",
+        "backend": "sim",
+        "duration": DURATION,
+        "seed": 1,
+        "repetitions": 1,
+        "trace_interval": "1ms",
+        "hosts": [
+            {"name": f"{end}{i}", "cpu": "yats-300us", "tcp": dict(settings)}
+            for end in ("src", "dst")
+            for i in range(vcs)
+        ],
+        "routers": [
+            {"name": "sw1", "switch": dict(SWITCHES["UBR"])},
+            {"name": "sw2", "switch": dict(SWITCHES["UBR"])},
+        ],
+        "links": links,
+        "flows": [{"src": f"src{i}", "dst": f"dst{i}"} for i in range(vcs)],
+        "app": {"kind": "bulk", "message_size": "64KiB"},
+        # Fig. 4's ABR end systems; everything else is TM 4.0's default.
+        "abr": {"pcr": LINK, "mcr": "0bps", "nrm": 32},
+    }
+
+
+def trunk(vcs: int) -> str:
+    """The path of the trunk's one-way delay in `network(vcs, ...)`."""
+    return f"links.{vcs}.delay"
+
+
+def _delay(km: float) -> str:
+    return f"{round(km * KM_NS)}ns"
+
+
+def schemes_sweep(extra: dict[str, list[Any]] | None = None, repeat: int = 1) -> dict[str, Any]:
+    """A zip sweep over the four schemes, each `repeat` times in a row beside the values
+    `extra` gives (lists of 4 × `repeat`)."""
+    names = [name for name in SCHEMES for _ in range(repeat)]
+    return {"mode": "zip", **(extra or {}), SWITCH: [SWITCHES[name] for name in names]}
+
+
+def scheme_of(param: str) -> str:
+    """The scheme a swept switch table (its canonical JSON text) stands for."""
+    table = json.loads(param)
+    if table.get("feedback", "none") != "none":
+        return table["feedback"].upper()
+    return "UBR+EPD" if table["discard"] == "epd" else "UBR"
+
+
+# ---- experiments --------------------------------------------------------------------------
+
+
+def _vc_experiment(vcs: int) -> Experiment:
+    return Experiment(
+        f"table2-{vcs}vc",
+        f"Table 2, {vcs} VCs at {VC_ROWS_KM} km: the four switch schemes",
+        lambda quick: {
+            **network(vcs, VC_ROWS_KM),
+            "sweep": schemes_sweep(),
+        },
+    )
+
+
+def _distance_scenario(quick: bool) -> dict[str, Any]:
+    spec = network(DISTANCE_VCS, KMS[0])
+    delays = [_delay(km) for km in KMS for _ in SCHEMES]
+    sweep = schemes_sweep()
+    sweep[SWITCH] = sweep[SWITCH] * len(KMS)
+    sweep[trunk(DISTANCE_VCS)] = delays
+    return {**spec, "sweep": sweep}
+
+
+TABLE3_TCP: dict[str, dict[str, bool]] = {
+    "base": {"nagle": False, "fast_retransmit": False},
+    "nagle": {"nagle": True, "fast_retransmit": False},
+    "frr": {"nagle": False, "fast_retransmit": True},
+}
+
+
+def _table3_experiment(setting: str) -> Experiment:
+    def scenario(quick: bool) -> dict[str, Any]:
+        spec = network(DISTANCE_VCS, LAN_KM, TABLE3_TCP[setting])
+        sweep = schemes_sweep()
+        sweep[SWITCH] = sweep[SWITCH] * 2
+        sweep[trunk(DISTANCE_VCS)] = [_delay(km) for km in (LAN_KM, WAN_KM) for _ in SCHEMES]
+        return {**spec, "sweep": sweep}
+
+    on = [name for name, value in TABLE3_TCP[setting].items() if value]
+    return Experiment(
+        f"table3-{setting}",
+        f"Table 3, {DISTANCE_VCS} VCs, {' and '.join(on) or 'Nagle and FRR'} "
+        f"{'on' if on else 'off'}: LAN ({LAN_KM} km) and WAN ({WAN_KM} km) × the four schemes",
+        scenario,
+    )
+
+
+def _fig9_scenario(quick: bool) -> dict[str, Any]:
+    spec = network(DISTANCE_VCS, VC_ROWS_KM)
+    spec["routers"][0]["switch"] = dict(SWITCHES["EFCI"])
+    return {**spec, "sweep": {"mode": "grid", RIF: list(FIG9_RIF), RDF: list(FIG9_RDF)}}
+
+
+EXPERIMENTS = (
+    *(_vc_experiment(vcs) for vcs in VCS),
+    Experiment(
+        "table2-distance",
+        f"Table 2, {DISTANCE_VCS} VCs: trunk length 500-3000 km × the four switch schemes",
+        _distance_scenario,
+    ),
+    *(_table3_experiment(setting) for setting in TCP_SETTINGS),
+    Experiment(
+        "fig9-efci",
+        f"Fig. 9, {DISTANCE_VCS} VCs at {VC_ROWS_KM} km on the EFCI switch: RIF × RDF",
+        _fig9_scenario,
+    ),
+)
+
+
+# ---- reading the results -----------------------------------------------------------------
+
+Row = tuple[str, int]  # ("vcs", 50) or ("km", 1000): a row of Table 2
+ROWS: tuple[Row, ...] = (*(("vcs", n) for n in VCS), *(("km", km) for km in KMS))
+PAPER_T2: dict[Row, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    **{("vcs", n): value for n, value in _T2_VCS.items()},
+    **{("km", km): value for km, value in _T2_KMS.items()},
+}
+
+
+def _label(row: Row) -> str:
+    return f"{row[1]} VCs" if row[0] == "vcs" else f"{row[1]} km"
+
+
+def _points(results: Results, experiment: str, vcs: int) -> pd.DataFrame:
+    """The experiment's points with `scheme` and `km` (the trunk) beside the measurements."""
+    means = results.means(experiment)
+    km = (
+        means[trunk(vcs)] / KM_NS
+        if trunk(vcs) in means
+        else pd.Series(float(VC_ROWS_KM), index=means.index)
+    )
+    return means.assign(scheme=means[SWITCH].map(scheme_of), km=km.round().astype(int))
+
+
+def _point(frame: pd.DataFrame, scheme: str, km: int) -> pd.Series:
+    return frame[(frame["scheme"] == scheme) & (frame["km"] == km)].iloc[0]
+
+
+def table2_point(results: Results, row: Row, scheme: str) -> tuple[float, float]:
+    """tcplab's (efficiency, fairness), as fractions, for one cell pair of Table 2."""
+    if row[0] == "vcs":
+        frame = _points(results, f"table2-{row[1]}vc", row[1])
+        point = _point(frame, scheme, VC_ROWS_KM)
+    else:
+        frame = _points(results, "table2-distance", DISTANCE_VCS)
+        point = _point(frame, scheme, row[1])
+    return float(point["atm_efficiency"]), float(point["fairness"])
+
+
+def table3_point(results: Results, setting: str, km: int, scheme: str) -> tuple[float, float]:
+    """tcplab's (total goodput in bit/s, fairness) for one cell pair of Table 3."""
+    point = _point(_points(results, f"table3-{setting}", DISTANCE_VCS), scheme, km)
+    return float(point["goodput_bps"]), float(point["fairness"])
+
+
+def fig9_points(results: Results) -> pd.DataFrame:
+    """Efficiency and fairness of the EFCI switch at each RIF and RDF."""
+    means = results.means("fig9-efci")
+    return means[[RIF, RDF, "atm_efficiency", "fairness"]].sort_values([RIF, RDF])
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.1f} %"
+
+
+def _fraction(value: float) -> str:
+    return f"1/{round(1 / value)}"
+
+
+# ---- checks --------------------------------------------------------------------------------
+
+
+def _erica_fair(results: Results) -> Verdict:
+    fairness = {row: table2_point(results, row, "ERICA")[1] for row in ROWS}
+    low = {row: f for row, f in fairness.items() if f < 0.98}
+    evidence = f"lowest {_pct(min(fairness.values()))} over the 13 rows"
+    if low:
+        evidence += "; below 98 %: " + ", ".join(f"{_label(r)} {_pct(f)}" for r, f in low.items())
+    return Verdict(NOT_HELD if low else HELD, evidence)
+
+
+ERICA_FLAT_POINTS = 0.05  # "nearly flat": the paper's ERICA column spans 1.7 points
+
+
+def _erica_flat(results: Results) -> Verdict:
+    efficiency = [table2_point(results, row, "ERICA")[0] for row in ROWS]
+    spread = max(efficiency) - min(efficiency)
+    return Verdict(
+        HELD if spread <= ERICA_FLAT_POINTS else NOT_HELD,
+        f"ERICA's efficiency spans {_pct(min(efficiency))}-{_pct(max(efficiency))} "
+        f"({100 * spread:.1f} points; held if at most {100 * ERICA_FLAT_POINTS:.0f})",
+    )
+
+
+def _epd_beats_ubr(results: Results) -> Verdict:
+    groups = []
+    for row in ROWS:
+        ubr = table2_point(results, row, "UBR")[0]
+        epd = table2_point(results, row, "UBR+EPD")[0]
+        groups.append((_label(row), epd > ubr, f"{_pct(ubr)} → {_pct(epd)}"))
+    return every(groups)
+
+
+def _ubr_falls_with_distance(results: Results) -> Verdict:
+    efficiency = [table2_point(results, ("km", km), "UBR")[0] for km in KMS]
+    half = len(KMS) // 2
+    near, far = sum(efficiency[:half]) / half, sum(efficiency[half:]) / (len(KMS) - half)
+    held = efficiency[-1] < efficiency[0] and far < near
+    evidence = ", ".join(f"{km} km {_pct(e)}" for km, e in zip(KMS, efficiency, strict=True))
+    return Verdict(HELD if held else NOT_HELD, evidence)
+
+
+def _mean_over_rows(results: Results, scheme: str, metric: int) -> float:
+    return sum(table2_point(results, row, scheme)[metric] for row in ROWS) / len(ROWS)
+
+
+def _efci_between(results: Results) -> Verdict:
+    groups = []
+    for metric, name in ((0, "efficiency"), (1, "fairness")):
+        ubr, efci, erica = (_mean_over_rows(results, s, metric) for s in ("UBR", "EFCI", "ERICA"))
+        groups.append(
+            (
+                f"mean {name}",
+                ubr < efci < erica,
+                f"UBR {_pct(ubr)}, EFCI {_pct(efci)}, ERICA {_pct(erica)}",
+            )
+        )
+    return every(groups)
+
+
+def _frr_helps_ubr_in_the_lan(results: Results) -> Verdict:
+    base = table3_point(results, "base", LAN_KM, "UBR")[0]
+    frr = table3_point(results, "frr", LAN_KM, "UBR")[0]
+    return Verdict(
+        HELD if frr > base else NOT_HELD,
+        f"UBR at {LAN_KM} km: FRR off {display.rate(base)}, on {display.rate(frr)}",
+    )
+
+
+ERICA_INSENSITIVE = 0.02  # the paper's ERICA rows are identical to the last digit
+
+
+def _erica_insensitive(results: Results) -> Verdict:
+    groups = []
+    for km in (LAN_KM, WAN_KM):
+        goodputs = {s: table3_point(results, s, km, "ERICA")[0] for s in TCP_SETTINGS}
+        spread = max(goodputs.values()) / min(goodputs.values()) - 1
+        groups.append(
+            (
+                f"{km} km",
+                spread <= ERICA_INSENSITIVE,
+                ", ".join(f"{s} {display.rate(g)}" for s, g in goodputs.items())
+                + f" ({100 * spread:.1f} % apart)",
+            )
+        )
+    return every(groups)
+
+
+def _fig9_trade_off(results: Results) -> Verdict:
+    points = fig9_points(results)
+    best_efficiency = points.loc[points["atm_efficiency"].idxmax()]
+    best_fairness = points.loc[points["fairness"].idxmax()]
+    rank = points["atm_efficiency"].rank().corr(points["fairness"].rank())
+    held = bool(rank < 0)
+    evidence = (
+        f"most efficient RIF {_fraction(best_efficiency[RIF])}, RDF "
+        f"{_fraction(best_efficiency[RDF])} ({_pct(best_efficiency['atm_efficiency'])}, "
+        f"fairness {_pct(best_efficiency['fairness'])}); fairest RIF "
+        f"{_fraction(best_fairness[RIF])}, RDF {_fraction(best_fairness[RDF])} "
+        f"({_pct(best_fairness['atm_efficiency'])}, fairness {_pct(best_fairness['fairness'])}); "
+        f"rank correlation of efficiency and fairness {rank:+.2f} (held if negative)"
+    )
+    return Verdict(HELD if held else NOT_HELD, evidence)
+
+
+# ---- exhibits ------------------------------------------------------------------------------
+
+
+def table2(results: Results) -> pd.DataFrame:
+    """Table 2's layout: each row of the paper, then tcplab's, in percent."""
+    rows = []
+    for row in ROWS:
+        efficiency, fairness = PAPER_T2[row]
+        ours = [table2_point(results, row, scheme) for scheme in SCHEMES]
+        for source, eff, fair in (
+            ("paper", efficiency, fairness),
+            ("tcplab", [100 * e for e, _ in ours], [100 * f for _, f in ours]),
+        ):
+            cells = {"": f"{_label(row)} ({source})"}
+            cells.update({f"efficiency {s}": f"{v:.1f}" for s, v in zip(SCHEMES, eff, strict=True)})
+            cells.update({f"fairness {s}": f"{v:.1f}" for s, v in zip(SCHEMES, fair, strict=True)})
+            rows.append(cells)
+    return pd.DataFrame(rows)
+
+
+def table3(results: Results) -> pd.DataFrame:
+    """Table 3's layout: throughput (Mb/s) and fairness (%) per scheme, paper then tcplab."""
+    rows = []
+    for setting in TCP_SETTINGS:
+        for km in (LAN_KM, WAN_KM):
+            goodput, fairness = _T3[(setting, km)]
+            ours = [table3_point(results, setting, km, scheme) for scheme in SCHEMES]
+            for source, mbps, fair in (
+                ("paper", goodput, fairness),
+                ("tcplab", [g / 1e6 for g, _ in ours], [100 * f for _, f in ours]),
+            ):
+                cells = {"": f"{setting}, {km} km ({source})"}
+                for scheme, g, f in zip(SCHEMES, mbps, fair, strict=True):
+                    cells[f"{scheme} Mb/s"] = f"{g:.1f}"
+                    cells[f"{scheme} fairness"] = f"{f:.1f}"
+                rows.append(cells)
+    return pd.DataFrame(rows)
+
+
+def fig9_table(results: Results) -> pd.DataFrame:
+    points = fig9_points(results)
+    return pd.DataFrame(
+        {
+            "RIF": points[RIF].map(_fraction),
+            "RDF": points[RDF].map(_fraction),
+            "efficiency": points["atm_efficiency"].map(_pct),
+            "fairness": points["fairness"].map(_pct),
+        }
+    )
+
+
+def exhibits(results: Results) -> list[Exhibit]:
+    long = pd.DataFrame(
+        [
+            {"row": _label(row), "scheme": scheme, "source": source, "efficiency": value}
+            for row in ROWS
+            for index, scheme in enumerate(SCHEMES)
+            for source, value in (
+                ("paper", PAPER_T2[row][0][index] / 100),
+                ("tcplab", table2_point(results, row, scheme)[0]),
+            )
+        ]
+    )
+    distance = pd.DataFrame(
+        [
+            {
+                "trunk_km": km,
+                "scheme": scheme,
+                "atm_efficiency": table2_point(results, ("km", km), scheme)[0],
+            }
+            for km in KMS
+            for scheme in SCHEMES
+        ]
+    )
+    return [
+        Exhibit(
+            "Table 2: efficiency and fairness (%) against VCs and distance",
+            f"The paper's rows and tcplab's. VC rows at {VC_ROWS_KM} km, distance rows at "
+            f"{DISTANCE_VCS} VCs; {DURATION} each, efficiency = the TCP goodputs' sum over the "
+            "cell-tax bound of the trunk, fairness = Jain's index of the VCs' goodputs.",
+            table2(results),
+        ),
+        Exhibit(
+            "tcplab: efficiency against trunk length",
+            f"{DISTANCE_VCS} VCs, one line per switch scheme.",
+            plots.metric_vs_param(distance, "trunk_km", "atm_efficiency", series="scheme"),
+        ),
+        Exhibit(
+            "Table 2 efficiency, paper and tcplab, at 50 VCs and 500 km",
+            "Bars per scheme.",
+            plots.bar_chart(
+                long[long["row"] == f"{DISTANCE_VCS} VCs"], "scheme", "efficiency", series="source"
+            ),
+        ),
+        Exhibit(
+            "Table 3: throughput (Mb/s) and fairness (%) with FRR and Nagle",
+            f"{DISTANCE_VCS} VCs; LAN = {LAN_KM} km, WAN = {WAN_KM} km between the switches; "
+            "base has both off, nagle and frr turn one on.",
+            table3(results),
+        ),
+        Exhibit(
+            "Fig. 9: the EFCI switch against RIF and RDF",
+            f"{DISTANCE_VCS} VCs at {VC_ROWS_KM} km; efficiency and Jain fairness per setting "
+            "(the paper's figure is not in the text; it names RIF 1/8, RDF 1/512 as the most "
+            "efficient).",
+            fig9_table(results),
+        ),
+    ]
+
+
+def _published_table2(row: Row, scheme: str, metric: int) -> Published:
+    name = ("efficiency", "fairness")[metric]
+    return Published(
+        f"{name}, {scheme}, {_label(row)}",
+        "§4, Table 2",
+        PAPER_T2[row][metric][SCHEMES.index(scheme)] / 100,
+        _pct,
+        lambda results: table2_point(results, row, scheme)[metric],
+    )
+
+
+def _max_goodput(results: Results) -> float:
+    means = results.means("table2-distance")
+    return float(means["atm_max_goodput_bps"].iloc[0])
+
+
+PACK = Pack(
+    name="seed001",
+    title="Kim, Park & Park: TCP over ATM UBR, UBR+EPD, EFCI and ERICA switches",
+    citation=(
+        'M.-H. Kim, B.-J. Park, S.-S. Park, "A Study on the Performance Improvement of TCP '
+        'using ABR/UBR Services" (ABR/UBR 서비스를 이용한 TCP 성능개선에 관한 연구)'
+    ),
+    summary=(
+        "N TCP connections, one VC each, through two ATM switches joined by a 150 Mb/s trunk "
+        "(Fig. 3), for 300 ms: efficiency and Jain fairness against the number of VCs and the "
+        "trunk length with UBR, UBR+EPD, ABR with an EFCI switch and ABR with ERICA "
+        "(Table 2); fast retransmit/recovery and Nagle on and off in a LAN and a WAN "
+        "(Table 3); the EFCI switch's sources against RIF and RDF (Fig. 9)."
+    ),
+    experiments=EXPERIMENTS,
+    published=(
+        Published(
+            "maximum possible TCP throughput on the 150 Mb/s trunk (2000-byte segments)",
+            "§3.2",
+            130.5e6,
+            display.rate,
+            _max_goodput,
+            note="2000 + 40 + 8 + 8 bytes → 43 cells; the paper's 130.5 Mb/s is 150 Mb/s × "
+            "2000 / 2279 rounded down, tcplab counts 150 Mb/s of 53-byte cells",
+        ),
+        *(
+            _published_table2(("km", 500), scheme, metric)
+            for metric in (0, 1)
+            for scheme in SCHEMES
+        ),
+    ),
+    checks=(
+        Check(
+            "ERICA's fairness stays at 98 % or more for every VC count and distance",
+            "§4, Table 2",
+            _erica_fair,
+        ),
+        Check(
+            "ERICA's efficiency is nearly flat in the number of VCs and the distance",
+            "§4, Table 2",
+            _erica_flat,
+        ),
+        Check(
+            "EPD raises efficiency over plain UBR",
+            "§4, Table 2",
+            _epd_beats_ubr,
+        ),
+        Check(
+            "Plain UBR's efficiency falls as the distance grows",
+            "§4, Table 2",
+            _ubr_falls_with_distance,
+        ),
+        Check(
+            "The EFCI switch sits between UBR and ERICA in efficiency and fairness",
+            "§4, Table 2; §4.2",
+            _efci_between,
+        ),
+        Check(
+            "On UBR in the LAN, fast retransmit and recovery raises throughput",
+            "§4.1, §4.3, Table 3",
+            _frr_helps_ubr_in_the_lan,
+        ),
+        Check(
+            "ERICA is insensitive to FRR and Nagle",
+            "§4.3, Table 3",
+            _erica_insensitive,
+        ),
+        Check(
+            "RIF and RDF trade the EFCI switch's efficiency against its fairness",
+            "§4.2, Fig. 9",
+            _fig9_trade_off,
+        ),
+    ),
+    differences=(
+        "The paper gives MSS = 3000 in Fig. 4 but works its efficiency bound through a "
+        "2000-byte segment (§3.2); tcplab uses 2000 bytes, so that its efficiency divides by "
+        "the bound the paper states.",
+        f"The VC rows of Table 2 do not say the trunk length; tcplab runs them at "
+        f"{VC_ROWS_KM} km, the shortest distance row, which ERICA's efficiencies bracket.",
+        "The EFCI switch marks CI in the RM cells that pass a port whose queue is above 80 % "
+        "of the buffer, until it falls to 60 % (YATS's binary switch, whose thresholds the "
+        "paper does not give); Fig. 9's RIF and RDF values other than 1/8 and 1/512 are "
+        "tcplab's choice, since the figure is not in the text.",
+        "ERICA targets 90 % of the trunk, with δ = 0.1 and a 1 ms averaging interval; the "
+        "paper says only that the target is 90-95 %.",
+        "The reverse direction of each VC (TCP's ACKs) is an ABR VC too and carries the "
+        "turned-around RM cells in-rate (TM 4.0); YATS's reverse path is not described.",
+        "The TCP is tcplab's Reno with the Windows 95 profile's era settings (slow start from "
+        "one segment, delayed ACKs, no window scaling); YATS's TCP is not described beyond "
+        "Fig. 4. The applications write 64 KiB at a time, so segments are full and Nagle "
+        "changes little; the paper's application is not described.",
+        "Every connection starts at time 0 and the simulator is deterministic, so each point "
+        "is one run, as in the paper.",
+    ),
+    exhibits=exhibits,
+)
