@@ -103,6 +103,10 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
     spec = tcplab.load_spec(EXAMPLES / "geo-emu.toml")
     assert spec.backend == "emu"
     emu.validate(resolve(spec))
+    paused_reader = resolve(spec)
+    paused_reader["app"]["read_delay_ns"] = 5_000_000
+    with pytest.raises(ValueError, match="app.read_delay_ns: tcplab's measurement server"):
+        emu.validate(paused_reader)
     with pytest.raises(ValueError, match="hosts.0.tcp.abc: .* set abc = true"):
         emu.validate(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")))
 

@@ -123,6 +123,9 @@ def test_the_model_backend_refuses_what_it_cannot_model() -> None:
     paced = {"links": [LINK], "backend": "model", "app": {"write_delay": "5ms"}}
     with pytest.raises(BackendError, match=r"app\.write_delay_ns: "):
         tcplab.run(paced)
+    slow_reader = {"links": [LINK], "backend": "model", "app": {"read_delay": "5ms"}}
+    with pytest.raises(BackendError, match=r"app\.read_delay_ns: "):
+        tcplab.run(slow_reader)
 
 
 def test_request_response_runs_one_transaction_per_round_trip() -> None:
@@ -198,3 +201,15 @@ def test_a_cpu_bound_sender_reports_its_utilisation_and_goodput_per_cpu() -> Non
     assert sender["cpu_utilisation"] > 0.99 and receiver["cpu_utilisation"] == 0.0
     assert result.summary["goodput_bps"] == pytest.approx(2920 * 8 / 300e-6, rel=0.02)
     assert sender["goodput_per_cpu_bps"] == pytest.approx(result.summary["goodput_bps"], rel=0.02)
+
+
+@pytest.mark.parametrize("cpu", ["modern", "pentium4-2.4ghz"])
+def test_a_reader_that_sleeps_after_each_read_takes_one_read_size_per_pause(cpu: str) -> None:
+    # 100 KiB read 4 KiB at a time with a 10 ms sleep after each call: 25 calls and 24
+    # sleeps between them, so at least 240 ms; the link (10 Mb/s, 10 ms round trip) and
+    # the PC's costs add milliseconds, not another pause.
+    app = {"kind": "file", "bytes": "100KiB", "read_size": "4KiB", "read_delay": "10ms"}
+    hosts = [{"name": "a", "cpu": cpu}, {"name": "b", "cpu": cpu}]
+    result = tcplab.run({"links": [LINK], "hosts": hosts, "app": app})
+    assert result.summary["completed"]
+    assert 0.240 <= result.summary["elapsed_s"] < 0.250 + 0.030

@@ -159,6 +159,19 @@ def test_file_app_and_seed_override() -> None:
     assert plan["seed"] == 42
 
 
+def test_pauses_between_calls_enter_the_plan_only_when_set() -> None:
+    # docs/internals/plan-and-result.md: write_delay_ns and read_delay_ns are optional.
+    app = {"kind": "file", "bytes": "1MB", "message_size": "4KiB", "read_size": "512B"}
+    links = [{"rate": "1Mbps", "delay": "1ms"}]
+    paced = validate_spec({"links": links, "app": {**app, "write_delay": "5ms",
+                                                   "read_delay": "2ms"}})  # fmt: skip
+    assert resolve(paced)["app"] == {"kind": "file", "message_size": 4096,
+                                     "bytes": 1_000_000, "read_size": 512,
+                                     "write_delay_ns": 5_000_000,
+                                     "read_delay_ns": 2_000_000}  # fmt: skip
+    assert "read_delay_ns" not in resolve(validate_spec({"links": links, "app": app}))["app"]
+
+
 def test_derive_seed_first_repetition_keeps_the_seed() -> None:
     assert derive_seed(7, 0) == 7
 

@@ -113,6 +113,8 @@ def test_an_unknown_profile_names_the_field_and_the_choices() -> None:
         ({"links": [{**LINK, "kind": "x25"}]}, "links.0.kind: "),
         ({"links": [LINK], "app": {"kind": "file"}}, 'app.bytes: required when kind = "file"'),
         ({"links": [LINK], "app": {"bytes": "1MiB"}}, 'app.bytes: only for kind = "file"'),
+        ({"links": [LINK], "app": {"kind": "rr", "read_delay": "5ms"}},
+         'app.read_delay: only for kind = "bulk", "file" or "message"'),
         ({"links": [LINK], "backend": "ns3"}, "backend: "),
         ({"links": [LINK], "seed": -1}, "seed: "),
         ({"links": [LINK], "repetitions": 0}, "repetitions: "),

@@ -129,6 +129,8 @@ def _app(app: App) -> dict[str, Any]:
         plan["write_delay_ns"] = app.write_delay
     if app.read_size is not None:
         plan["read_size"] = app.read_size
+    if app.read_delay:
+        plan["read_delay_ns"] = app.read_delay
     if app.direction is not None:
         plan["direction"] = app.direction
     if app.streams is not None:

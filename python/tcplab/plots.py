@@ -59,6 +59,7 @@ _QUANTITIES: dict[str, tuple[str, Kind]] = {
     "message_size": ("message size", "size"),
     "read_size": ("read size", "size"),
     "write_delay": ("pause after each write", "duration"),
+    "read_delay": ("pause after each read", "duration"),
     "bytes": ("file size", "size"),
     "mss": ("MSS", "size"),
     "rate": ("link rate", "rate"),

@@ -549,6 +549,9 @@ class App(_Model):
     read_size: Size | None = Field(
         None, description="bytes per read call; default: all the socket holds"
     )
+    read_delay: Duration | None = Field(
+        None, description="sleep after each read call (and its storage write)"
+    )
     request_size: Size | None = Field(None, validate_default=True, description="rr: default 1 B")
     response_size: Size | None = Field(None, validate_default=True, description="rr: default 1 B")
     streams: list[Stream] | None = Field(
@@ -613,6 +616,13 @@ class App(_Model):
     def _sizes_for_rr(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value is not None and info.data.get("kind") != "rr":
             raise ValueError('only for kind = "rr"')
+        return value
+
+    @field_validator("read_delay")
+    @classmethod
+    def _read_delay_for_readers(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value and info.data.get("kind") in ("rr", "media"):
+            raise ValueError('only for kind = "bulk", "file" or "message"')
         return value
 
     @field_validator("streams")

@@ -53,6 +53,16 @@ pub struct Side {
     pub app_wake: Wake,
 }
 
+impl Side {
+    /// The reading application's call (with its storage write, if any) returned.
+    pub fn read_returned(&mut self, now: Nanos) {
+        self.reading = false;
+        if let Some(reader) = &mut self.reader {
+            reader.returned(now);
+        }
+    }
+}
+
 /// Request/response bookkeeping (netperf TCP_RR): the client writes a request, the server
 /// answers once it has read all of it, and a transaction ends when the client has read
 /// the whole response.
@@ -163,7 +173,7 @@ impl Flow {
         if media.iter().all(|m| m.transport == Transport::Tcp) {
             client.tx = Some(sender(tcp[0]));
             server.rx = Some(receiver(tcp[1]));
-            server.reader = Some(Reader::new(app.read_size));
+            server.reader = Some(Reader::new(app.read_size, app.read_delay_ns));
         }
         let mut rr = None;
         match app.kind {
@@ -172,7 +182,7 @@ impl Flow {
                 let response = app.response_size.unwrap_or(1);
                 client.writer = Some(Writer::new(request, Some(request), 0));
                 client.rx = Some(receiver(tcp[0]));
-                client.reader = Some(Reader::new(app.read_size));
+                client.reader = Some(Reader::new(app.read_size, 0));
                 server.tx = Some(sender(tcp[1]));
                 server.writer = Some(Writer::new(response, Some(0), 0));
                 rr = Some(Transactions {

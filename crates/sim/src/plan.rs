@@ -196,6 +196,10 @@ pub struct AppPlan {
     /// Bytes per read() call; none: whatever the socket holds.
     #[serde(default)]
     pub read_size: Option<u64>,
+    /// Sleep after each read() call (and its storage write) before the next: the receiving
+    /// end of seed 003's inter-packet delay.
+    #[serde(default)]
+    pub read_delay_ns: u64,
     #[serde(default)]
     pub direction: Direction,
     #[serde(default)]
@@ -452,6 +456,12 @@ impl AppPlan {
                 }
                 (_, None) => {}
             }
+        }
+        if self.read_delay_ns > 0 && matches!(self.kind, AppKind::Rr | AppKind::Media) {
+            return Err(PlanError::field(
+                format!("{at}.read_delay_ns"),
+                "only a bulk, file or message app's reader pauses between reads",
+            ));
         }
         if self.shared_connection && self.kind != AppKind::Media {
             return Err(PlanError::field(

@@ -396,8 +396,10 @@ impl Simulation {
     }
 
     /// The application on a host whose calls cost nothing reads everything as it arrives
-    /// (a reader blocked in recv()), before the receiver decides on its ACK.
+    /// (a reader blocked in recv()), before the receiver decides on its ACK; one that
+    /// sleeps after each read takes one call's worth and sleeps.
     fn read_at_no_cost(&mut self, f: usize, s: usize) {
+        let now = self.now;
         let room = self.flows[f]
             .feeds
             .map_or(u64::MAX, |r| self.relays[r].room());
@@ -405,7 +407,18 @@ impl Simulation {
         let (Some(rx), Some(reader)) = (&mut side.rx, &mut side.reader) else {
             return;
         };
-        let read = rx.read(room);
+        let read = if reader.pauses() {
+            let Some(bytes) = reader.next_read(now, rx.readable().min(room)) else {
+                return;
+            };
+            reader.returned(now);
+            if let Some(at) = side.app_wake.needs(reader.asleep_until(now)) {
+                self.events.schedule(at, Event::AppWake(f, s));
+            }
+            rx.read(bytes)
+        } else {
+            rx.read(room)
+        };
         if read > 0 {
             reader.got(read);
             self.consumed(f, s, read);
@@ -444,7 +457,12 @@ impl Simulation {
         if side.reading {
             return;
         }
-        let Some(bytes) = reader.next_read(rx.readable()) else {
+        let now = self.now;
+        if let Some(at) = side.app_wake.needs(reader.asleep_until(now)) {
+            self.events.schedule(at, Event::AppWake(f, s));
+            return;
+        }
+        let Some(bytes) = reader.next_read(now, rx.readable()) else {
             return;
         };
         side.reading = true;
@@ -538,13 +556,13 @@ impl Simulation {
                     let job = Job::Store { flow, side, bytes };
                     self.call(host, job, true, |c| c.store(bytes));
                 } else {
-                    s.reading = false;
+                    s.read_returned(now);
                     self.consumed(flow, side, bytes);
                 }
                 self.activity(flow, side, Vec::new());
             }
             Job::Store { flow, side, bytes } => {
-                self.flows[flow].sides[side].reading = false;
+                self.flows[flow].sides[side].read_returned(now);
                 self.consumed(flow, side, bytes);
                 self.activity(flow, side, Vec::new());
             }

@@ -313,4 +313,8 @@ fn streams_sharing_a_connection_wait_behind_each_other() {
     );
     p["app"] = json!({"kind": "bulk", "message_size": 1, "shared_connection": true});
     assert!(refused(&p).starts_with("app.shared_connection"));
+    // A pause between reads belongs to a bulk, file or message receiver only.
+    p["app"] = json!({"kind": "rr", "message_size": 1, "request_size": 1, "response_size": 1,
+                      "read_delay_ns": 1});
+    assert!(refused(&p).starts_with("app.read_delay_ns"));
 }

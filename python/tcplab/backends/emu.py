@@ -205,6 +205,12 @@ def validate(plan: Mapping[str, Any]) -> None:
             "an rr client writes each request as soon as the last response is read (netperf "
             "TCP_RR); there is no pause between writes to set",
         )
+    _check(
+        "read_delay_ns" not in app,
+        "app.read_delay_ns",
+        "tcplab's measurement server reads without pausing; a sleep after each read runs "
+        "on the sim backend only",
+    )
     if tool == "iperf3":
         buffers = {
             tcp[name]

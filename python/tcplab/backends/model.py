@@ -590,6 +590,11 @@ def _validate(plan: Plan) -> None:
         "app.write_delay_ns",
         "the model backend has no model of an application that sleeps between writes",
     )
+    _check(
+        not app.get("read_delay_ns"),
+        "app.read_delay_ns",
+        "the model backend has no model of an application that sleeps between reads",
+    )
     if app["kind"] == "file":
         _check(
             isinstance(app.get("bytes"), int) and app["bytes"] > 0,

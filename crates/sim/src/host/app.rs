@@ -1,7 +1,8 @@
 //! The applications' socket calls. A writer is a loop of blocking `write(message_size)`
 //! calls, like netperf TCP_STREAM (`bulk`) or a file sender that stops after `bytes`,
 //! optionally sleeping between calls (seed 003's inter-packet delay: `Sleep(d)` after each
-//! `send()`); a reader is a loop of `read(read_size)` calls. A media application writes each
+//! `send()`); a reader is a loop of `read(read_size)` calls, optionally sleeping after each
+//! (`Sleep(d)` after each `recv()` at the receiving end). A media application writes each
 //! message in one call of the message's own size when it falls due.
 
 use std::collections::VecDeque;
@@ -147,29 +148,57 @@ impl Writer {
 }
 
 /// The receiving application: `read(read_size)` calls, each taking what the socket holds
-/// up to `read_size` (a blocking read returns as soon as any data is there).
+/// up to `read_size` (a blocking read returns as soon as any data is there), optionally
+/// sleeping after each (the receiving end of seed 003's inter-packet delay: `Sleep(d)`
+/// after each `recv()` and the file write that follows it).
 pub struct Reader {
     read_size: u64,
     read: u64,
+    read_delay: Nanos,
+    asleep_until: Option<Nanos>,
 }
 
 impl Reader {
     /// `read_size` None: each call takes everything the socket holds.
-    pub fn new(read_size: Option<u64>) -> Self {
+    pub fn new(read_size: Option<u64>, read_delay: Nanos) -> Self {
         Self {
             read_size: read_size.unwrap_or(u64::MAX),
             read: 0,
+            read_delay,
+            asleep_until: None,
         }
     }
 
-    /// The size of the next read() when `readable` bytes wait in the socket.
-    pub fn next_read(&self, readable: u64) -> Option<u64> {
+    /// The size of the next read() when `readable` bytes wait in the socket; None while
+    /// the application sleeps or nothing is there.
+    pub fn next_read(&self, now: Nanos, readable: u64) -> Option<u64> {
+        if self.asleep_until(now).is_some() {
+            return None;
+        }
         let n = readable.min(self.read_size);
         (n > 0).then_some(n)
     }
 
     pub fn got(&mut self, n: u64) {
         self.read += n;
+    }
+
+    /// A read() call (and the storage write after it, if any) returned at `now`: the
+    /// application sleeps for the read delay before its next call.
+    pub fn returned(&mut self, now: Nanos) {
+        if self.read_delay > 0 {
+            self.asleep_until = Some(now + self.read_delay);
+        }
+    }
+
+    /// Whether each call is followed by a sleep, so calls cannot be merged into one.
+    pub fn pauses(&self) -> bool {
+        self.read_delay > 0
+    }
+
+    /// When a sleeping application wakes up; None when it is not asleep at `now`.
+    pub fn asleep_until(&self, now: Nanos) -> Option<Nanos> {
+        self.asleep_until.filter(|&t| t > now)
     }
 
     pub fn read(&self) -> u64 {
@@ -240,10 +269,23 @@ mod tests {
     #[test]
     fn a_read_takes_what_is_there_up_to_the_read_size() {
         // Seed 003's application buffer: 512 B reads drain a full socket buffer in 64 calls.
-        let small = Reader::new(Some(512));
-        assert_eq!(small.next_read(32_768), Some(512));
-        assert_eq!(small.next_read(100), Some(100));
-        assert_eq!(small.next_read(0), None);
-        assert_eq!(Reader::new(None).next_read(32_768), Some(32_768));
+        let small = Reader::new(Some(512), 0);
+        assert_eq!(small.next_read(0, 32_768), Some(512));
+        assert_eq!(small.next_read(0, 100), Some(100));
+        assert_eq!(small.next_read(0, 0), None);
+        assert_eq!(Reader::new(None, 0).next_read(0, 32_768), Some(32_768));
+    }
+
+    #[test]
+    fn the_reader_sleeps_after_each_call() {
+        // Seed 003 §III.2: both ends pausing, Sleep(d) after each recv() at the receiver.
+        let mut r = Reader::new(Some(4096), 5 * MS);
+        assert_eq!(r.next_read(0, 8192), Some(4096));
+        r.got(4096);
+        r.returned(MS);
+        assert_eq!(r.asleep_until(MS), Some(6 * MS));
+        assert_eq!(r.next_read(5 * MS, 8192), None, "asleep with data waiting");
+        assert_eq!(r.next_read(6 * MS, 8192), Some(4096));
+        assert_eq!(r.read(), 4096);
     }
 }
