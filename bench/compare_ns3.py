@@ -101,6 +101,9 @@ def tcp(
         "nagle": True,
         "fast_retransmit": True,
         "min_rto": min_rto,
+        # ns-3's TcpCubic grows only while m_isCwndLimited; its NewReno and Hybla always
+        # grow, but there the receive window never stays below cwnd for long in (a)-(e).
+        "cwnd_validation": cc == "cubic",
     }
 
 

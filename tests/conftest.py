@@ -23,6 +23,7 @@ _TCP: dict[str, Any] = {
     "nagle": True,
     "fast_retransmit": True,
     "min_rto_ns": 200_000_000,
+    "cwnd_validation": False,
 }
 _DIRECTION: dict[str, Any] = {
     "rate_bps": 2_048_000,

@@ -30,6 +30,7 @@ plan = make_plan(
     tcp__delack_timeout_ns=200_000_000,
     # Linux always counts the segments an ACK covers (RFC 3465 byte counting).
     tcp__abc=True,
+    tcp__cwnd_validation=True,
 )
 if pep:
     tcp = plan["hosts"][0]["tcp"]

@@ -13,6 +13,7 @@ import tcplab
 from tcplab.backends import emu
 from tcplab.cli import app
 from tcplab.plan import resolve
+from tcplab.spec import validate_spec
 
 runner = CliRunner()
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -109,6 +110,11 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
         emu.validate(paused_reader)
     with pytest.raises(ValueError, match="hosts.0.tcp.abc: .* set abc = true"):
         emu.validate(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")))
+    netperf = tcplab.load_spec(EXAMPLES / "geo-netperf.toml").model_dump(mode="json")
+    for host in netperf["hosts"]:
+        host["tcp"]["abc"] = True
+    with pytest.raises(ValueError, match="hosts.0.tcp.cwnd_validation: .* set cwnd_validation"):
+        emu.validate(resolve(validate_spec(netperf)))
 
 
 RR = ["--rr", "--request-size", "100", "--response-size", "1KiB"]

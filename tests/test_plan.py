@@ -31,6 +31,7 @@ GEO_TCP = {
     "nagle": True,
     "fast_retransmit": True,
     "min_rto_ns": 1_000_000_000,
+    "cwnd_validation": False,
 }
 GEO_DIRECTION = {
     "rate_bps": 2_048_000,

@@ -68,6 +68,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "nagle": tcp.nagle,
         "fast_retransmit": tcp.fast_retransmit,
         "min_rto_ns": tcp.min_rto,
+        "cwnd_validation": tcp.cwnd_validation,
     }
 
 

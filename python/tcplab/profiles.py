@@ -44,6 +44,8 @@ _LINUX = {
     # tcplab's rcvbuf means, so 3 MiB.
     "sndbuf": "4MiB",
     "rcvbuf": "3MiB",
+    # tcp_is_cwnd_limited(): cwnd grows only while it limits the sender (RFC 7661)
+    "cwnd_validation": True,
 }
 
 _WINDOWS_9X_NT = {
@@ -58,6 +60,10 @@ _WINDOWS_9X_NT = {
     "delayed_ack": True,
     # Windows acknowledges at the latest after 200 ms
     "delack_timeout": "200ms",
+    # These stacks predate congestion window validation (RFC 2861, 2000; RFC 7661): every
+    # ACK of new data grows cwnd as RFC 2001/5681 say, whatever limits the sender
+    # (assumption: no source here describes their cwnd growth beyond RFC 2001)
+    "cwnd_validation": False,
 }
 
 STACKS: dict[str, StackProfile] = {

@@ -157,6 +157,11 @@ class Tcp(_Model):
         validate_default=True,
         description="lower bound of the whole RTO, as RFC 6298 section 2.4 (1 s) and ns-3",
     )
+    cwnd_validation: bool = Field(
+        True,
+        description="grow cwnd only while it limits the sender (RFC 7661, as Linux); "
+        "off for stacks before RFC 2861",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -119,6 +119,7 @@ fn sender(tcp: &TcpPlan) -> Sender {
         nagle: tcp.nagle,
         fast_retransmit: tcp.fast_retransmit,
         min_rto_ns: tcp.min_rto_ns,
+        cwnd_validation: tcp.cwnd_validation,
     })
 }
 

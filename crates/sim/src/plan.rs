@@ -97,6 +97,11 @@ pub struct TcpPlan {
     pub nagle: bool,
     pub fast_retransmit: bool,
     pub min_rto_ns: u64,
+    /// Grow cwnd only while it limits the sender (RFC 7661, Linux's
+    /// `tcp_is_cwnd_limited`); false for stacks older than RFC 2861. Absent in plans
+    /// written before the field existed, which grew cwnd regardless.
+    #[serde(default)]
+    pub cwnd_validation: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -11,7 +11,8 @@ fn tcp() -> Value {
         "initial_window": 10, "window_scaling": false, "sack": false, "timestamps": false,
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
         "nagle": true,
-        "fast_retransmit": true, "min_rto_ns": 1_000_000_000})
+        "fast_retransmit": true, "min_rto_ns": 1_000_000_000,
+        "cwnd_validation": false})
 }
 
 fn channel(rate_bps: u64, delay_ns: u64) -> Value {

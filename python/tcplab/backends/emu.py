@@ -73,6 +73,7 @@ HANDLED_TCP_FIELDS = frozenset(
         "fast_retransmit",
         "min_rto_ns",
         "hystart",
+        "cwnd_validation",
     }
 )
 # CUBIC's HyStart switch: a module parameter of the whole machine, not of a namespace.
@@ -153,6 +154,13 @@ def validate_tcp(tcp: Mapping[str, Any], at: str) -> None:
         "Linux's slow start always counts the segments an ACK covers (tcp_slow_start), "
         "as byte counting does, so abc = false cannot be emulated; set abc = true to run "
         "this scenario on emu (examples/geo-emu.toml does so for the windows-nt4 profile)",
+    )
+    _check(
+        tcp.get("cwnd_validation", False),
+        f"{at}.cwnd_validation",
+        "Linux always grows cwnd only while it limits the sender (tcp_is_cwnd_limited, "
+        "RFC 7661), so cwnd_validation = false cannot be emulated; set cwnd_validation = "
+        "true to run this scenario on emu",
     )
 
 

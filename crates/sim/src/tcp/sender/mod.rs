@@ -33,6 +33,8 @@ pub struct SenderConfig {
     pub nagle: bool,
     pub fast_retransmit: bool,
     pub min_rto_ns: Nanos,
+    /// RFC 7661 congestion window validation (see `is_cwnd_limited`).
+    pub cwnd_validation: bool,
 }
 
 /// What keeps the sender from sending more right now.
@@ -125,6 +127,12 @@ pub struct Sender {
     rtt_sample: Option<Nanos>,
     /// HyStart++ for the initial slow start (RFC 9406), when asked for.
     hystart: Option<HyStartPlusPlus>,
+    /// Congestion window validation (RFC 7661, as Linux's `tcp_cwnd_validate`): whether
+    /// the flight filled cwnd at some send since `cwnd_usage_seq` was taken, the largest
+    /// flight in that span, and the `snd_nxt` that ends it (about one round trip).
+    cwnd_limited: bool,
+    max_flight: u64,
+    cwnd_usage_seq: u64,
     pub stats: SenderStats,
 }
 
@@ -171,6 +179,9 @@ impl Sender {
             rtt_sample: None,
             // BBR has its own way out of startup.
             hystart: (cfg.hystart && cfg.cc != "bbr").then(HyStartPlusPlus::default),
+            cwnd_limited: false,
+            max_flight: 0,
+            cwnd_usage_seq: 0,
             stats: SenderStats::default(),
             cfg,
         }
@@ -305,6 +316,11 @@ impl Sender {
         if !self.established {
             return;
         }
+        self.send_allowed(now, out);
+        self.note_cwnd_use();
+    }
+
+    fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         loop {
             let limit = self.snd_una + self.window();
             if self.snd_nxt >= limit {
@@ -342,6 +358,33 @@ impl Sender {
             self.emit(now, seq, len, out);
             self.snd_nxt += len;
         }
+    }
+
+    /// RFC 7661 §4.1 asks whether cwnd is validated, i.e. whether the flight has used it
+    /// recently. As Linux (`tcp_cwnd_validate`), the answer is kept per round trip: a send
+    /// that leaves less than one segment of cwnd free marks the round cwnd-limited, and
+    /// otherwise the round's largest flight is remembered; the round ends once `snd_una`
+    /// passes the `snd_nxt` recorded at its start.
+    fn note_cwnd_use(&mut self) {
+        // After a timeout everything past snd_nxt is presumed lost and will be resent.
+        let flight = self.in_flight().min(self.flight());
+        let limited = flight + self.mss > self.cwnd;
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && flight > self.max_flight)
+        {
+            self.cwnd_limited = limited;
+            self.max_flight = flight;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    /// Linux's `tcp_is_cwnd_limited`: cwnd may grow only while it limits the sender
+    /// (RFC 7661 §4.3: no growth while cwnd is non-validated). In slow start, growth is
+    /// allowed while cwnd is below twice the largest recent flight, so that a sender
+    /// which just became limited by something else still doubles what it really used.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_flight)
     }
 
     /// RFC 1122 §4.2.3.4 sender silly-window avoidance, with Nagle (RFC 896) as its second
@@ -595,7 +638,11 @@ impl Sender {
     /// during the initial slow start HyStart++ may slow it to Conservative Slow Start and
     /// then end slow start by setting ssthresh = cwnd (RFC 9406 §4.2). Only the initial
     /// slow start uses it (§4.3): after a loss ssthresh is finite and it stays out.
+    /// With `cwnd_validation`, nothing grows while cwnd is not what limits the sender.
     fn grow_window(&mut self, now: Nanos, acked: u64) {
+        if self.cfg.cwnd_validation && !self.is_cwnd_limited() {
+            return;
+        }
         let grown = self.cc.on_ack(&self.cc_state(now), acked);
         let in_initial_slow_start = self.ssthresh == u64::MAX;
         match &mut self.hystart {

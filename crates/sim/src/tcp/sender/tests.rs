@@ -20,19 +20,24 @@ fn config() -> SenderConfig {
         nagle: true,
         fast_retransmit: true,
         min_rto_ns: 200 * MS,
+        cwnd_validation: true,
     }
 }
 
 /// A sender past its handshake (SYN-ACK after 100 ms, window 64000 bytes), with `backlog`
 /// bytes written and the first window sent.
 fn established(cfg: SenderConfig, backlog: u64) -> (Sender, Vec<Segment>) {
+    established_with_window(cfg, backlog, 64_000)
+}
+
+fn established_with_window(cfg: SenderConfig, backlog: u64, window: u16) -> (Sender, Vec<Segment>) {
     let mut s = Sender::new(cfg);
     let mut out = Vec::new();
     s.connect(0, &mut out);
     let syn_ack = Segment {
         syn: true,
         has_ack: true,
-        window: 64_000,
+        window,
         mss_option: Some(MSS as u16),
         ..Segment::default()
     };
@@ -140,6 +145,70 @@ fn congestion_avoidance_grows_about_one_mss_per_window() {
     }
     // 4 ACKs at cwnd ≈ 4 MSS add ⌊MSS²/cwnd⌋ each: 250 + 235 + 222 + 212.
     assert_eq!(s.cwnd(), 4000 + 250 + 235 + 222 + 212);
+}
+
+// ---- congestion window validation (RFC 7661) ---------------------------------------------
+
+/// ACKs one segment at a time with the peer's window fixed at `window`.
+fn ack_window(s: &mut Sender, now_ms: u64, ack: u64, window: u16) -> Vec<Segment> {
+    let mut out = Vec::new();
+    s.on_segment(now_ms * MS, &Segment::pure_ack(ack, window), &mut out);
+    out
+}
+
+#[test]
+fn cwnd_does_not_grow_in_avoidance_while_the_peer_window_limits() {
+    // RFC 7661 §4.3 (Linux tcp_is_cwnd_limited): in congestion avoidance cwnd grows only
+    // in a round in which the flight filled it. A 3000-byte window keeps the flight at 3
+    // segments under a 4-segment cwnd.
+    let (mut s, _) = established_with_window(config(), 1_000_000, 3000);
+    s.ssthresh = 2 * MSS;
+    for i in 1..=40 {
+        ack_window(&mut s, 200 + i, i * 1000, 3000);
+    }
+    assert_eq!(s.cwnd(), 4 * MSS);
+    assert_eq!(s.flight(), 3000);
+}
+
+#[test]
+fn slow_start_grows_to_twice_the_largest_flight_while_the_peer_window_limits() {
+    // RFC 7661 §4.3 with Linux's slow-start allowance: cwnd may reach twice what the
+    // flight used in the last round, not more. Flight 3 segments → cwnd stops at 6.
+    let (mut s, _) = established_with_window(config(), 1_000_000, 3000);
+    for i in 1..=40 {
+        ack_window(&mut s, 200 + i, i * 1000, 3000);
+    }
+    assert_eq!(s.cwnd(), 6 * MSS);
+}
+
+#[test]
+fn without_validation_cwnd_grows_while_the_peer_window_limits() {
+    // RFC 5681 §3.1 alone (stacks before RFC 2861): every ACK of new data grows cwnd,
+    // whatever limits the flight.
+    let cfg = SenderConfig {
+        cwnd_validation: false,
+        ..config()
+    };
+    let (mut s, _) = established_with_window(cfg, 1_000_000, 3000);
+    for i in 1..=40 {
+        ack_window(&mut s, 200 + i, i * 1000, 3000);
+    }
+    assert_eq!(s.cwnd(), 44 * MSS);
+}
+
+#[test]
+fn cwnd_grows_again_once_it_limits_the_sender() {
+    // The window opens wide: the flight fills cwnd again and growth resumes (slow start
+    // adds one segment per ACK). The ACK that opens it grows nothing: the round before
+    // it was limited by the peer.
+    let (mut s, _) = established_with_window(config(), 1_000_000, 3000);
+    for i in 1..=40 {
+        ack_window(&mut s, 200 + i, i * 1000, 3000);
+    }
+    let out = ack_window(&mut s, 300, 41_000, 60_000);
+    assert_eq!((s.cwnd(), out.len()), (6 * MSS, 4));
+    ack_window(&mut s, 310, 42_000, 60_000);
+    assert_eq!(s.cwnd(), 7 * MSS);
 }
 
 // ---- Nagle and sender silly-window avoidance (RFC 896, RFC 1122 §4.2.3.4) ----------------
