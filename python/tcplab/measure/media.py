@@ -42,7 +42,6 @@ READ_SIZE = 128 * 1024
 # Linux's IP_MTU_DISCOVER values (ip(7)): let the kernel fragment datagrams above the MTU.
 IP_MTU_DISCOVER = getattr(socket, "IP_MTU_DISCOVER", 10)
 IP_PMTUDISC_DONT = getattr(socket, "IP_PMTUDISC_DONT", 0)
-CLOCKS = ("shared", "synced", "unsynced")
 
 
 @dataclass
@@ -249,7 +248,9 @@ def _schedule(senders: Sequence[_Sender], t0: int, duration_ns: int) -> None:
         selector.close()
 
 
-def serve_test(listener: socket.socket, control: Control, params: Mapping[str, Any]) -> dict:
+def serve_test(
+    listener: socket.socket, control: Control, params: Mapping[str, Any]
+) -> dict[str, Any]:
     """The server's side of one media test (after the control connection's first message)."""
     streams = [Stream(**s) for s in params["streams"]]
     duration_ns = int(params["duration_ns"])
