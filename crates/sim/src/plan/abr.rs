@@ -123,6 +123,15 @@ pub enum MarkPlan {
     RelativeRate,
 }
 
+impl MarkPlan {
+    fn mode(self) -> BinaryFeedback {
+        match self {
+            MarkPlan::Efci => BinaryFeedback::Efci,
+            MarkPlan::RelativeRate => BinaryFeedback::RelativeRate,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EricaPlusPlan {
@@ -179,11 +188,7 @@ impl FeedbackPlan {
                 q_lo_cells,
                 q_ni_cells,
             } => {
-                let mode = match mark {
-                    MarkPlan::Efci => BinaryFeedback::Efci,
-                    MarkPlan::RelativeRate => BinaryFeedback::RelativeRate,
-                };
-                let sw = BinarySwitch::new(mode, q_hi_cells, q_lo_cells)
+                let sw = BinarySwitch::new(mark.mode(), q_hi_cells, q_lo_cells)
                     .expect("validated: q_lo_cells <= q_hi_cells");
                 Some(Feedback::Binary(match q_ni_cells {
                     Some(q) => sw.with_no_increase_above(q),
@@ -208,12 +213,9 @@ impl FeedbackPlan {
                 q_lo_cells,
                 q_ni_cells,
             } => {
-                if q_lo_cells > q_hi_cells {
-                    return Err(PlanError::field(
-                        format!("{at}.q_lo_cells"),
-                        format!("must not exceed q_hi_cells ({q_hi_cells}), got {q_lo_cells}"),
-                    ));
-                }
+                BinarySwitch::new(mark.mode(), q_hi_cells, q_lo_cells).map_err(
+                    |(name, message)| PlanError::field(format!("{at}.{name}_cells"), message),
+                )?;
                 if q_ni_cells.is_some() && mark != MarkPlan::RelativeRate {
                     return Err(PlanError::field(
                         format!("{at}.q_ni_cells"),
@@ -300,16 +302,34 @@ impl Plan {
 }
 
 #[cfg(test)]
+impl AbrPlan {
+    /// TM 4.0's defaults, PCR and ICR left to the line rate.
+    pub fn tm4_defaults() -> Self {
+        let p = SourceParams::tm4_defaults(1.0);
+        AbrPlan {
+            pcr_cells_s: None,
+            mcr_cells_s: p.mcr,
+            icr_cells_s: None,
+            tcr_cells_s: p.tcr,
+            rif: p.rif,
+            rdf: p.rdf,
+            cdf: p.cdf,
+            nrm: p.nrm,
+            mrm: p.mrm,
+            trm_ns: p.trm,
+            adtf_ns: p.adtf,
+            tbe_cells: p.tbe,
+            frtt_ns: p.frtt,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     fn abr() -> AbrPlan {
-        serde_json::from_str(
-            r#"{"mcr_cells_s": 0, "tcr_cells_s": 10, "rif": 0.0625, "rdf": 0.0625,
-                "cdf": 0.0625, "nrm": 32, "mrm": 2, "trm_ns": 100000000,
-                "adtf_ns": 500000000, "tbe_cells": 16777215, "frtt_ns": 0}"#,
-        )
-        .unwrap()
+        AbrPlan::tm4_defaults()
     }
 
     #[test]

@@ -188,12 +188,7 @@ mod tests {
     const LINE: f64 = 100_000.0;
 
     fn plan() -> AbrPlan {
-        serde_json::from_str(
-            r#"{"mcr_cells_s": 0, "tcr_cells_s": 10, "rif": 0.0625, "rdf": 0.0625,
-                "cdf": 0.0625, "nrm": 32, "mrm": 2, "trm_ns": 100000000,
-                "adtf_ns": 500000000, "tbe_cells": 16777215, "frtt_ns": 0}"#,
-        )
-        .unwrap()
+        AbrPlan::tm4_defaults()
     }
 
     /// One connection (VCs 0 and 1), both ABR; channel 0 is a port with `feedback`.
