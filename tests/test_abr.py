@@ -167,6 +167,9 @@ def test_feedback_settings_are_checked_against_the_switch() -> None:
     spec["abr"] = {"pcr": "10Mbps", "icr": "20Mbps"}
     with pytest.raises(SpecError, match="icr must not exceed pcr"):
         tcplab.run(spec)
+    packets = {"links": [{"rate": "10Mbps", "delay": "1ms"}], "abr": {}}
+    with pytest.raises(SpecError, match="abr: ABR VCs run over ATM links"):
+        tcplab.run(packets)
 
 
 def test_the_example_runs_its_vcs_at_one_rate_without_loss() -> None:

@@ -1053,6 +1053,12 @@ class Spec(_Model):
             )
         return self
 
+    @model_validator(mode="after")
+    def _abr_over_atm(self) -> Spec:
+        if self.abr is not None and not any(link.kind == "atm" for link in self.links):
+            raise ValueError('abr: ABR VCs run over ATM links (kind = "atm"), and no link is one')
+        return self
+
     @field_validator("links")
     @classmethod
     def _at_least_one_link(cls, links: list[Link]) -> list[Link]:
