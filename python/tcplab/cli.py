@@ -195,7 +195,12 @@ def results_list_command(
 
 @results_app.command("query")
 def results_query_command(
-    sql: Annotated[str, typer.Argument(help="SQL over summary, flows, links, series, trace")],
+    sql: Annotated[
+        str,
+        typer.Argument(
+            help="SQL over summary, flows, hosts, links, media, series, trace, messages"
+        ),
+    ],
     directory: Annotated[Path, typer.Option("--dir", help="the results directory")] = Path("."),
     json_output: Annotated[
         bool, typer.Option("--json", help="print the rows as a JSON list of objects")

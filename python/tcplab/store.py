@@ -195,7 +195,8 @@ class Store:
         return pd.DataFrame(records, columns=None if records else ["run_id", "error"])
 
     def query(self, sql: str) -> pd.DataFrame:
-        """The answer to `sql` over the views summary, flows, links, series and trace."""
+        """The answer to `sql` over the views summary, flows, hosts, links, media, series,
+        trace and messages."""
         return self._execute(sql).df()
 
     def records(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
