@@ -99,6 +99,8 @@ def tcp(
         "delayed_ack": True,
         "delack_timeout": "200ms",
         "nagle": True,
+        # ns-3's TcpSocketBase holds a small segment while any data is unacknowledged.
+        "nagle_variant": "rfc896",
         "fast_retransmit": True,
         "min_rto": min_rto,
         # ns-3's TcpCubic grows only while m_isCwndLimited; its NewReno and Hybla always

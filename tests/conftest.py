@@ -21,6 +21,7 @@ _TCP: dict[str, Any] = {
     "delayed_ack": False,
     "delack_timeout_ns": 200_000_000,
     "nagle": True,
+    "nagle_variant": "rfc896",
     "fast_retransmit": True,
     "min_rto_ns": 200_000_000,
     "cwnd_validation": False,

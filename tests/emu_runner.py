@@ -31,6 +31,7 @@ plan = make_plan(
     # Linux always counts the segments an ACK covers (RFC 3465 byte counting).
     tcp__abc=True,
     tcp__cwnd_validation=True,
+    tcp__nagle_variant="minshall",
 )
 if pep:
     tcp = plan["hosts"][0]["tcp"]

@@ -29,6 +29,7 @@ GEO_TCP = {
     "delayed_ack": True,
     "delack_timeout_ns": 200_000_000,
     "nagle": True,
+    "nagle_variant": "rfc896",
     "fast_retransmit": True,
     "min_rto_ns": 1_000_000_000,
     "cwnd_validation": False,

@@ -66,6 +66,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "delayed_ack": tcp.delayed_ack,
         "delack_timeout_ns": tcp.delack_timeout,
         "nagle": tcp.nagle,
+        "nagle_variant": tcp.nagle_variant,
         "fast_retransmit": tcp.fast_retransmit,
         "min_rto_ns": tcp.min_rto,
         "cwnd_validation": tcp.cwnd_validation,

@@ -44,6 +44,9 @@ _LINUX = {
     # tcplab's rcvbuf means, so 3 MiB.
     "sndbuf": "4MiB",
     "rcvbuf": "3MiB",
+    # tcp_nagle_check() holds a small segment only while an earlier small one is
+    # unacknowledged (tcp_minshall_check, Minshall's variant)
+    "nagle_variant": "minshall",
     # tcp_is_cwnd_limited(): cwnd grows only while it limits the sender (RFC 7661)
     "cwnd_validation": True,
 }
@@ -60,6 +63,9 @@ _WINDOWS_9X_NT = {
     "delayed_ack": True,
     # Windows acknowledges at the latest after 200 ms
     "delack_timeout": "200ms",
+    # Nagle as RFC 896 / RFC 1122 section 4.2.3.4 state it (assumption: Minshall's variant
+    # is a BSD/Linux change of 1999, and no source here says Windows adopted it)
+    "nagle_variant": "rfc896",
     # These stacks predate congestion window validation (RFC 2861, 2000; RFC 7661): every
     # ACK of new data grows cwnd as RFC 2001/5681 say, whatever limits the sender
     # (assumption: no source here describes their cwnd growth beyond RFC 2001)

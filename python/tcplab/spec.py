@@ -151,6 +151,11 @@ class Tcp(_Model):
         "200ms", validate_default=True, description="delayed-ACK timer"
     )
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896)")
+    nagle_variant: Literal["rfc896", "minshall"] = Field(
+        "minshall",
+        description="which small segments Nagle holds: rfc896, while any data is "
+        "unacknowledged; minshall (Linux), while an earlier small segment is",
+    )
     fast_retransmit: bool = Field(True, description="fast retransmit and recovery (RFC 5681)")
     min_rto: PositiveDuration = Field(
         "1s",

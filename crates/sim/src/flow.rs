@@ -117,6 +117,7 @@ fn sender(tcp: &TcpPlan) -> Sender {
         abc: tcp.abc,
         hystart: tcp.hystart,
         nagle: tcp.nagle,
+        nagle_variant: tcp.nagle_variant,
         fast_retransmit: tcp.fast_retransmit,
         min_rto_ns: tcp.min_rto_ns,
         cwnd_validation: tcp.cwnd_validation,

@@ -24,6 +24,7 @@ pub use wlan::{Preamble, WlanPlan};
 use serde::Deserialize;
 
 use crate::error::PlanError;
+use crate::tcp::NagleVariant;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,6 +96,9 @@ pub struct TcpPlan {
     pub delayed_ack: bool,
     pub delack_timeout_ns: u64,
     pub nagle: bool,
+    /// Absent in plans written before the field existed, which held back as RFC 896.
+    #[serde(default)]
+    pub nagle_variant: NagleVariant,
     pub fast_retransmit: bool,
     pub min_rto_ns: u64,
     /// Grow cwnd only while it limits the sender (RFC 7661, Linux's

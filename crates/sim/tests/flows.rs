@@ -10,7 +10,7 @@ fn tcp() -> Value {
     json!({"cc": "newreno", "sndbuf": 65536, "rcvbuf": 65536, "mss": 1460,
         "initial_window": 10, "window_scaling": false, "sack": false, "timestamps": false,
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
-        "nagle": true,
+        "nagle": true, "nagle_variant": "rfc896",
         "fast_retransmit": true, "min_rto_ns": 1_000_000_000,
         "cwnd_validation": false})
 }

@@ -74,6 +74,7 @@ HANDLED_TCP_FIELDS = frozenset(
         "min_rto_ns",
         "hystart",
         "cwnd_validation",
+        "nagle_variant",
     }
 )
 # CUBIC's HyStart switch: a module parameter of the whole machine, not of a namespace.
@@ -154,6 +155,13 @@ def validate_tcp(tcp: Mapping[str, Any], at: str) -> None:
         "Linux's slow start always counts the segments an ACK covers (tcp_slow_start), "
         "as byte counting does, so abc = false cannot be emulated; set abc = true to run "
         "this scenario on emu (examples/geo-emu.toml does so for the windows-nt4 profile)",
+    )
+    _check(
+        not tcp["nagle"] or tcp.get("nagle_variant", "rfc896") == "minshall",
+        f"{at}.nagle_variant",
+        "Linux's Nagle is always Minshall's variant (tcp_nagle_check), so nagle_variant "
+        "= 'rfc896' with nagle = true cannot be emulated; set nagle_variant = 'minshall' "
+        "(or nagle = false) to run this scenario on emu",
     )
     _check(
         tcp.get("cwnd_validation", False),

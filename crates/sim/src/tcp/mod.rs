@@ -24,7 +24,7 @@ use crate::engine::Nanos;
 pub fn timestamp_clock(now: Nanos) -> u32 {
     (now / 1_000_000) as u32
 }
-pub use sender::{Limit, Sender, SenderConfig, SenderStats};
+pub use sender::{Limit, NagleVariant, Sender, SenderConfig, SenderStats};
 
 /// RFC 7323 §2.3: the smallest shift that lets the 16-bit window field describe the whole
 /// receive buffer, at most 14.

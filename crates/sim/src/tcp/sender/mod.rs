@@ -7,6 +7,8 @@ mod sack_recovery;
 
 use std::collections::VecDeque;
 
+use serde::Deserialize;
+
 use super::cc::{self, CcState, CongestionControl, RateSample, Recovery};
 use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
 use super::sack::Scoreboard;
@@ -16,6 +18,18 @@ use crate::engine::Nanos;
 
 /// RFC 5681 §3.2: the third duplicate ACK signals a loss.
 const DUPACK_THRESHOLD: u32 = 3;
+
+/// Which small segments Nagle's algorithm holds back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NagleVariant {
+    /// RFC 896 as RFC 1122 §4.2.3.4 states it: while any data is unacknowledged.
+    #[default]
+    Rfc896,
+    /// Minshall's variant (Linux `tcp_nagle_check`, `tcp_minshall_check`): only while a
+    /// small segment sent earlier is unacknowledged.
+    Minshall,
+}
 
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
@@ -31,6 +45,7 @@ pub struct SenderConfig {
     pub abc: bool,
     pub hystart: bool,
     pub nagle: bool,
+    pub nagle_variant: NagleVariant,
     pub fast_retransmit: bool,
     pub min_rto_ns: Nanos,
     /// RFC 7661 congestion window validation (see `is_cwnd_limited`).
@@ -92,6 +107,9 @@ pub struct Sender {
     last_window_field: u16,
     /// Largest window the peer ever offered, for RFC 1122 §4.2.3.4.
     max_rwnd: u64,
+    /// One past the last byte of the newest sub-MSS segment of new data (Linux's
+    /// `snd_sml`), for Minshall's Nagle.
+    snd_sml: u64,
     /// Shift the peer applies to its window field (RFC 7323), 0 unless both sides offered it.
     snd_wscale: u8,
     dupacks: u32,
@@ -157,6 +175,7 @@ impl Sender {
             rwnd: 0,
             last_window_field: 0,
             max_rwnd: 0,
+            snd_sml: 0,
             snd_wscale: 0,
             dupacks: 0,
             recover: None,
@@ -268,6 +287,9 @@ impl Sender {
         if retransmission {
             self.stats.retransmits += 1;
         } else {
+            if len < self.mss {
+                self.snd_sml = seg.end();
+            }
             if self.snd_una == self.snd_max {
                 // Nothing in flight: the delivery-rate intervals start now (§3.2).
                 self.first_sent_time = now;
@@ -387,14 +409,23 @@ impl Sender {
         self.cwnd_limited || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_flight)
     }
 
-    /// RFC 1122 §4.2.3.4 sender silly-window avoidance, with Nagle (RFC 896) as its second
-    /// condition: a segment shorter than the MSS goes out only if it carries all queued data
-    /// and either nothing is unacknowledged or Nagle is off, or if it fills at least half
-    /// the largest window the peer has offered.
+    /// RFC 1122 §4.2.3.4 sender silly-window avoidance, with Nagle as its second condition:
+    /// a segment shorter than the MSS goes out only if it carries all queued data and Nagle
+    /// lets it, or if it fills at least half the largest window the peer has offered.
     fn small_segment_allowed(&self, len: u64, queued: u64) -> bool {
-        let idle = self.snd_una == self.snd_max;
-        (len == queued && (idle || !self.cfg.nagle))
+        (len == queued && self.nagle_allows_small_segment())
             || (self.max_rwnd > 0 && len >= self.max_rwnd / 2)
+    }
+
+    /// RFC 896 holds a small segment while anything is unacknowledged; Minshall's variant
+    /// only while an earlier small segment is, so the partial tail of a multi-segment
+    /// write leaves with the full segments before it.
+    fn nagle_allows_small_segment(&self) -> bool {
+        !self.cfg.nagle
+            || match self.cfg.nagle_variant {
+                NagleVariant::Rfc896 => self.snd_una == self.snd_max,
+                NagleVariant::Minshall => self.snd_sml <= self.snd_una,
+            }
     }
 
     /// Handles a segment from the peer (the SYN-ACK, then ACKs).

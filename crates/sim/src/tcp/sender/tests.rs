@@ -18,6 +18,7 @@ fn config() -> SenderConfig {
         abc: false,
         hystart: false,
         nagle: true,
+        nagle_variant: NagleVariant::Rfc896,
         fast_retransmit: true,
         min_rto_ns: 200 * MS,
         cwnd_validation: true,
@@ -280,6 +281,49 @@ fn nagle_follows_the_two_steps_of_seed_001_fig_2() {
         out.iter().map(|g| (g.seq, g.len)).collect::<Vec<_>>(),
         vec![(1500, 200)]
     );
+}
+
+#[test]
+fn rfc896_holds_the_tail_of_a_multi_segment_write() {
+    // RFC 1122 §4.2.3.4: full segments go, the 500-byte tail waits for all data's ACK.
+    let (_, out) = established(config(), 2500);
+    assert_eq!(seqs(&out), vec![0, 1000]);
+}
+
+fn minshall() -> SenderConfig {
+    SenderConfig {
+        nagle_variant: NagleVariant::Minshall,
+        ..config()
+    }
+}
+
+#[test]
+fn minshall_sends_the_tail_of_a_multi_segment_write_at_once() {
+    // Minshall's variant (Linux tcp_minshall_check): no earlier small segment is
+    // unacknowledged, so the tail leaves behind the two full segments.
+    let (_, out) = established(minshall(), 2500);
+    assert_eq!(
+        out.iter().map(|g| (g.seq, g.len)).collect::<Vec<_>>(),
+        vec![(0, 1000), (1000, 1000), (2000, 500)]
+    );
+}
+
+#[test]
+fn minshall_holds_a_small_segment_while_an_earlier_small_one_is_unacknowledged() {
+    let (mut s, _) = established(minshall(), 2500);
+    s.write(300);
+    let mut out = Vec::new();
+    s.try_send(110 * MS, &mut out);
+    assert!(out.is_empty(), "the 500-byte tail is still unacknowledged");
+    // The ACK of the small segment releases the next one.
+    let out = ack_window(&mut s, 200, 2500, 64_000);
+    assert_eq!((out[0].seq, out[0].len), (2500, 300));
+    // While only full segments are unacknowledged, a small one goes (RFC 896 would wait).
+    let (mut s, _) = established(minshall(), 3000);
+    s.write(300);
+    let mut out = Vec::new();
+    s.try_send(110 * MS, &mut out);
+    assert_eq!((out[0].seq, out[0].len), (3000, 300));
 }
 
 // ---- fast retransmit and NewReno (RFC 5681 §3.2, RFC 6582) -------------------------------
