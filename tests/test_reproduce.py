@@ -132,10 +132,11 @@ def test_seed003_sets_its_numbers_beside_the_paper_and_judges_every_figure(
     assert [c["paper"] for c in data["comparisons"]] == [0.20, 0.043, 0.071, 0.32, 0.07]
     assert all(c["tcplab"] is not None for c in data["comparisons"])
     statuses = {check["claim"]: check["status"] for check in data["checks"]}
-    assert len(statuses) == 12
-    assert list(statuses.values()).count(NOT_CHECKABLE) == 1
+    assert len(statuses) == 13
+    assert list(statuses.values()).count(NOT_CHECKABLE) == 0
     assert statuses["Upstream, no pause is best"] == HELD
-    assert statuses["Pauses above 10 ms lengthen the receive time in both directions"] == HELD
+    # The fitted PDA takes in ~1.3 Mb/s: a 20 ms pause (1.6 Mb/s) is the one that helps.
+    assert statuses["Pauses above 10 ms lengthen the receive time in both directions"] == NOT_HELD
     html = (quick["seed003"] / "report.html").read_text()
     for text in ("Fig. 4: receive time against message size", "Low Window", "802.11 retries"):
         assert text in html

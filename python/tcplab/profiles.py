@@ -107,7 +107,10 @@ STACKS: dict[str, StackProfile] = {
     "windows-ce": StackProfile(
         "Windows CE, the 400 MHz PDA of Kim, Kim & Hong's 802.11b experiments",
         "Kim, Kim & Hong 2006, Table 2: 16384-byte send and 32768-byte receive buffers; "
-        "otherwise as Windows 2000, whose stack it derives from (assumption)",
+        "Microsoft KB Q203085 (Windows CE 2.1-4.2): a 200 ms delayed-ACK timer "
+        "(TcpDelAckTicks) and an initial congestion window of two segments, as the "
+        "Windows CE 6.0 documentation's 'Delayed Acknowledgments' (an ACK for every "
+        "second segment or after 200 ms); the rest as Windows 2000 (assumption)",
         {
             **_WINDOWS_9X_NT,
             "initial_window": 2,
