@@ -106,7 +106,10 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
     emu.validate(resolve(spec))
     paused_reader = resolve(spec)
     paused_reader["app"]["read_delay_ns"] = 5_000_000
-    with pytest.raises(ValueError, match="app.read_delay_ns: tcplab's measurement server"):
+    emu.validate(paused_reader)
+    assert emu.workload(paused_reader).read_delay_ns == 5_000_000
+    paused_reader["app"].update(tool="iperf3", message_size=128 * 1024)
+    with pytest.raises(ValueError, match="app.read_delay_ns: iperf3 has no such option"):
         emu.validate(paused_reader)
     with pytest.raises(ValueError, match="hosts.0.tcp.abc: .* set abc = true"):
         emu.validate(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")))
@@ -134,6 +137,7 @@ RR = ["--rr", "--request-size", "100", "--response-size", "1KiB"]
         ([*RR, "--bytes", "1MB"], "--bytes: a file test needs a byte count, and only"),
         ([*RR, "--message-size", "4KiB"], "--message-size: an rr client writes each request"),
         ([*RR, "--write-delay", "5ms"], "--write-delay: an rr client writes each request"),
+        ([*RR, "--read-delay", "5ms"], "--read-delay: an rr server answers each request"),
         ([*RR, "--transactions", "0"], "--transactions: must be positive"),
         ([*RR, "--request-size", "0"], '--request-size: "0" is zero'),
     ],

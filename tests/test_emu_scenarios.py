@@ -182,3 +182,20 @@ def test_rr_sim_and_emu_agree(rr_runs: dict[str, tcplab.RunResult]) -> None:
     notes = explain({"sim": sim, "emu": emu})
     assert notes[0].startswith("goodput agrees within 10 %")
     assert notes[1].startswith("transactions/s: emu ") and notes[1].endswith("(within 10%)")
+
+
+def test_a_reader_that_pauses_after_each_read_takes_as_long_in_sim_and_emu() -> None:
+    # app.read_delay: 200 KiB read 16 KiB at a time with 100 ms after each read is 13 reads
+    # and at least 12 pauses, 1.2 s, where the 20 Mb/s link alone needs 0.1 s. The sim's
+    # reader and the measurement server's both sleep after each read and take at most
+    # read_size per call.
+    spec = {
+        "name": "paused-reader",
+        "duration": "10s",
+        "links": [{"rate": "20Mbps", "delay": "5ms"}],
+        "app": {"kind": "file", "bytes": "200KiB", "read_size": "16KiB", "read_delay": "100ms"},
+    }
+    emu_s = run_emu(spec).summary["elapsed_s"]
+    sim_s = tcplab.run(spec, backend="sim").summary["elapsed_s"]
+    assert 1.2 <= sim_s < 1.4
+    assert 1.2 <= emu_s < 1.5

@@ -123,6 +123,9 @@ def measure_client(
         str | None, typer.Option(help="bulk, file: bytes per write call [default: 128KiB]")
     ] = None,
     write_delay: Annotated[str, typer.Option(help="pause between writes")] = "0s",
+    read_delay: Annotated[
+        str, typer.Option(help="bulk, file: the server's pause after each of its reads")
+    ] = "0s",
     rr: Annotated[
         bool,
         typer.Option("--rr", help="request/response transactions (netperf TCP_RR) instead"),
@@ -179,6 +182,7 @@ def measure_client(
             file_bytes=file_bytes,
             message_size=write_size or (None if rr else DEFAULT_MESSAGE_SIZE),
             write_delay_ns=units.parse_duration(write_delay),
+            read_delay_ns=units.parse_duration(read_delay),
             request_size=_size(request_size, "--request-size"),
             response_size=_size(response_size, "--response-size"),
             transactions=transactions,

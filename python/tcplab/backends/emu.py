@@ -221,12 +221,6 @@ def validate(plan: Mapping[str, Any]) -> None:
             "an rr client writes each request as soon as the last response is read (netperf "
             "TCP_RR); there is no pause between writes to set",
         )
-    _check(
-        "read_delay_ns" not in app,
-        "app.read_delay_ns",
-        "tcplab's measurement server reads without pausing; a sleep after each read runs "
-        "on the sim backend only",
-    )
     if tool == "iperf3":
         buffers = {
             tcp[name]
@@ -250,7 +244,7 @@ def validate(plan: Mapping[str, Any]) -> None:
             "app.message_size",
             "iperf3 -l takes at most 1 MiB per write",
         )
-        for name in ("write_delay_ns", "read_size"):
+        for name in ("write_delay_ns", "read_delay_ns", "read_size"):
             _check(
                 name not in app,
                 f"app.{name}",
@@ -343,6 +337,7 @@ def workload(plan: Mapping[str, Any]) -> Workload:
         file_bytes=app["bytes"],
         message_size=app["message_size"],
         write_delay_ns=app.get("write_delay_ns", 0),
+        read_delay_ns=app.get("read_delay_ns", 0),
         **timing,
     )
 

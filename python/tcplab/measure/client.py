@@ -142,6 +142,7 @@ def run(host: str, port: int, options: TcpOptions, workload: Workload) -> dict[s
                 "interval_ns": workload.interval_ns,
                 "request_size": workload.request_size,
                 "response_size": workload.response_size,
+                "read_delay_ns": workload.read_delay_ns,
                 "boot_id": boot_id(),
             }
         )
@@ -275,6 +276,7 @@ def _result(
                 "bytes": workload.file_bytes,
                 "blksize": workload.message_size,
                 "write_delay": workload.write_delay_ns / NS_PER_S,
+                "read_delay": workload.read_delay_ns / NS_PER_S,
                 "interval": workload.interval_ns / NS_PER_S,
                 "trace_interval": workload.trace_interval_ns / NS_PER_S,
                 "request_size": workload.request_size,

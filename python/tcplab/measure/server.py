@@ -16,6 +16,7 @@ import json
 import selectors
 import socket
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -159,6 +160,7 @@ def _receive(
     interval_ns = int(params["interval_ns"])
     duration_ns = int(params["duration_ns"])
     expected = params.get("bytes")
+    read_delay_s = int(params.get("read_delay_ns") or 0) / NS_PER_S
     cpu_start, wall_start = cpu_times(), now_ns()
     bins: list[int] = []
     total = late = 0
@@ -218,6 +220,10 @@ def _receive(
             if expected is not None and total >= expected:
                 ended_by, running = "complete", False
                 break
+            if read_delay_s:
+                # The receiving application sleeps after each read (seed 003's Sleep() at
+                # the receiver); what arrives meanwhile waits in the socket buffer.
+                time.sleep(min(read_delay_s, max(0.0, (hard_deadline_ns - now_ns()) / NS_PER_S)))
     selector.close()
     info = tcpinfo.read(data)
     wall_s = (now_ns() - wall_start) / NS_PER_S

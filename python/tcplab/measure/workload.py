@@ -19,6 +19,7 @@ FLAGS = {
     "file_bytes": "--bytes",
     "message_size": "--message-size",
     "write_delay_ns": "--write-delay",
+    "read_delay_ns": "--read-delay",
     "interval_ns": "--interval",
     "trace_interval_ns": "--trace-interval",
     "request_size": "--request-size",
@@ -42,7 +43,8 @@ class Workload:
     """One test: a bulk stream for `duration_ns`, a file of `file_bytes`, or request/
     response transactions (`rr`) for `duration_ns` or until `transactions` are done.
 
-    Bulk and file write `message_size` bytes per call with `write_delay_ns` between calls;
+    Bulk and file write `message_size` bytes per call with `write_delay_ns` between calls,
+    and the server sleeps `read_delay_ns` after each of its reads;
     an rr client writes each request in one call as soon as the last response is read
     (netperf TCP_RR) and reads the response with `read_size` calls.
     """
@@ -54,6 +56,8 @@ class Workload:
     file_bytes: int | None = None
     message_size: int | None = None
     write_delay_ns: int = 0
+    # The server's sleep after each of its reads (bulk and file).
+    read_delay_ns: int = 0
     request_size: int | None = None
     response_size: int | None = None
     transactions: int | None = None
@@ -81,6 +85,7 @@ class Workload:
             "a bulk or file test needs a positive write size",
         )
         _check(self.write_delay_ns >= 0, "write_delay_ns", "must not be negative")
+        _check(self.read_delay_ns >= 0, "read_delay_ns", "must not be negative")
 
     def _check_rr(self) -> None:
         for name in ("request_size", "response_size"):
@@ -103,6 +108,11 @@ class Workload:
             "write_delay_ns",
             "an rr client writes each request as soon as the last response is read "
             "(netperf TCP_RR); there is no pause to set",
+        )
+        _check(
+            self.read_delay_ns == 0,
+            "read_delay_ns",
+            "an rr server answers each request as soon as it has read it; there is no pause to set",
         )
 
     @property
