@@ -106,6 +106,8 @@ def tcp(
         # ns-3's TcpCubic grows only while m_isCwndLimited; its NewReno and Hybla always
         # grow, but there the receive window never stays below cwnd for long in (a)-(e).
         "cwnd_validation": cc == "cubic",
+        # ns-3's TcpSocketBase connects with a SYN.
+        "handshake": True,
     }
 
 

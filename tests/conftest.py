@@ -25,6 +25,7 @@ _TCP: dict[str, Any] = {
     "fast_retransmit": True,
     "min_rto_ns": 200_000_000,
     "cwnd_validation": False,
+    "handshake": True,
 }
 _DIRECTION: dict[str, Any] = {
     "rate_bps": 2_048_000,

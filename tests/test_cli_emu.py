@@ -121,6 +121,12 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
             host["tcp"].update({k: v for k, v in linux_like.items() if k != field})
         with pytest.raises(ValueError, match=f"hosts.0.tcp.{field}: .* set {field}"):
             emu.validate(resolve(validate_spec(netperf)))
+    # A connection without a handshake exists only in a simulator.
+    netperf = tcplab.load_spec(EXAMPLES / "geo-netperf.toml").model_dump(mode="json")
+    for host in netperf["hosts"]:
+        host["tcp"].update(linux_like, handshake=False)
+    with pytest.raises(ValueError, match="hosts.0.tcp.handshake: .* set handshake = true"):
+        emu.validate(resolve(validate_spec(netperf)))
 
 
 RR = ["--rr", "--request-size", "100", "--response-size", "1KiB"]

@@ -220,6 +220,19 @@ def test_geo_bulk_is_window_limited() -> None:
     assert s["retransmits"] is None and s["timeouts"] is None and s["events"] == 0
 
 
+def test_without_a_handshake_data_flows_from_the_start() -> None:
+    # tcp.handshake = false (YATS, ns-2's one-way agents): the same ramp, one handshake
+    # (a SYN and a SYN-ACK, HANDSHAKE seconds) earlier.
+    with_handshake = run(make_plan())["summary"]
+    without = run(make_plan(tcp__handshake=False))
+    assert without["summary"]["model"]["handshake_s"] == 0.0
+    extra = math.floor(43800 + (100.0 - 4 * RTT_EFF) * WINDOW_BOUND / 8)
+    assert without["summary"]["bytes_delivered"] == extra
+    assert extra - with_handshake["bytes_delivered"] == pytest.approx(
+        HANDSHAKE * WINDOW_BOUND / 8, abs=1
+    )
+
+
 def test_series_adds_up_and_follows_the_ramp() -> None:
     result = run(make_plan())
     series = result["series"]

@@ -33,6 +33,7 @@ GEO_TCP = {
     "fast_retransmit": True,
     "min_rto_ns": 1_000_000_000,
     "cwnd_validation": False,
+    "handshake": True,
 }
 GEO_DIRECTION = {
     "rate_bps": 2_048_000,

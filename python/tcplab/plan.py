@@ -70,6 +70,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "fast_retransmit": tcp.fast_retransmit,
         "min_rto_ns": tcp.min_rto,
         "cwnd_validation": tcp.cwnd_validation,
+        "handshake": tcp.handshake,
     }
 
 

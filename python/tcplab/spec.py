@@ -167,6 +167,12 @@ class Tcp(_Model):
         description="grow cwnd only while it limits the sender (RFC 7661, as Linux); "
         "off for stacks before RFC 2861",
     )
+    handshake: bool = Field(
+        True,
+        description="open connections with the three-way handshake; false starts a "
+        "connection this host opens already established, its options agreed from both "
+        "hosts' settings, as YATS and ns-2's one-way TCP agents do (simulator only)",
+    )
 
     @model_validator(mode="before")
     @classmethod

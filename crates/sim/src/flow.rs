@@ -102,6 +102,8 @@ pub struct Flow {
     pub rr: Option<Transactions>,
     /// The media stream a media flow carries; over UDP the flow has no TCP at all.
     pub media: Vec<MediaStream>,
+    /// The client opens with the three-way handshake (its `tcp.handshake`).
+    pub handshake: bool,
 }
 
 fn sender(tcp: &TcpPlan) -> Sender {
@@ -134,6 +136,16 @@ fn receiver(tcp: &TcpPlan) -> Receiver {
         delayed_ack: tcp.delayed_ack,
         delack_timeout_ns: tcp.delack_timeout_ns,
     })
+}
+
+/// `from`'s sender and `to`'s receiver agree on their options as `Flow::open_established`
+/// says; a direction without data (no sender there) stays closed.
+fn open_direction(from: &mut Side, to: &mut Side, now: Nanos) {
+    if let (Some(tx), Some(rx)) = (&mut from.tx, &mut to.rx) {
+        from.connected = true;
+        rx.on_segment(now, &tx.syn(now));
+        tx.open_established(&rx.hand_over_syn_ack(now));
+    }
 }
 
 fn side(host: usize) -> Side {
@@ -223,7 +235,18 @@ impl Flow {
             limits: LimitClock::default(),
             rr,
             media,
+            handshake: tcp[0].handshake,
         }
+    }
+
+    /// Opens every direction that carries data without a handshake: each sender's SYN is
+    /// handed to the peer's receiver and the SYN-ACK back, so MSS, window scaling,
+    /// SACK-permitted and timestamps are agreed from both hosts' settings as a handshake
+    /// would, but nothing crosses the path.
+    pub fn open_established(&mut self, now: Nanos) {
+        let [a, b] = &mut self.sides;
+        open_direction(a, b, now);
+        open_direction(b, a, now);
     }
 
     /// The receiving application writes what it reads to storage (a file or message saved

@@ -106,6 +106,15 @@ pub struct TcpPlan {
     /// written before the field existed, which grew cwnd regardless.
     #[serde(default)]
     pub cwnd_validation: bool,
+    /// Open connections with the three-way handshake; false starts a connection this host
+    /// opens already established, its options agreed at setup (as simulators without
+    /// connection setup do: YATS, ns-2's one-way agents). Absent in older plans: true.
+    #[serde(default = "handshake_default")]
+    pub handshake: bool,
+}
+
+fn handshake_default() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Deserialize)]

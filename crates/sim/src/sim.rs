@@ -249,6 +249,12 @@ impl Simulation {
         if flow.tcp().is_none() {
             return self.media_start(f);
         }
+        if !flow.handshake {
+            flow.open_established(self.now);
+            self.relay_connects(f);
+            self.activity(f, 1, Vec::new());
+            return self.activity(f, 0, Vec::new());
+        }
         let client = &mut flow.sides[0];
         client.connected = true;
         let mut out = Vec::new();

@@ -12,7 +12,7 @@ fn tcp() -> Value {
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
         "nagle": true, "nagle_variant": "rfc896",
         "fast_retransmit": true, "min_rto_ns": 1_000_000_000,
-        "cwnd_validation": false})
+        "cwnd_validation": false, "handshake": true})
 }
 
 fn channel(rate_bps: u64, delay_ns: u64) -> Value {
@@ -57,6 +57,27 @@ fn flows_share_the_bottleneck_and_report_a_row_each() {
     // The shared link's forward direction carried both flows' data.
     assert!(result["links"][4]["utilisation"].as_f64().unwrap() > 0.95);
     assert_eq!(run(&dumbbell()), result, "deterministic");
+}
+
+#[test]
+fn a_connection_opened_without_a_handshake_finishes_one_round_trip_sooner() {
+    // One 10 000-byte file inside the initial window (10 × 1460) over the dumbbell's 6 ms
+    // round trip: the handshake (a SYN out and a SYN-ACK back) is the only difference.
+    let file = json!({"kind": "file", "message_size": 65536, "bytes": 10_000});
+    let completed = |handshake: bool| {
+        let mut p = dumbbell();
+        p["flows"] = json!([{"src": 0, "dst": 2, "app": file}]);
+        p["hosts"][0]["tcp"]["handshake"] = json!(handshake);
+        run(&p)["flows"][0]["completed_s"].as_f64().unwrap()
+    };
+    let (with, without) = (completed(true), completed(false));
+    // The SYN and the SYN-ACK, 44 bytes each (headers and the MSS option) and 2 of framing,
+    // serialise at 100, 10 and 100 Mb/s.
+    let syn_round_trip = 6e-3 + 2.0 * 46.0 * 8.0 * (2.0 / 100e6 + 1.0 / 10e6);
+    assert!(
+        (with - without - syn_round_trip).abs() < 1e-9,
+        "{with} {without}"
+    );
 }
 
 #[test]

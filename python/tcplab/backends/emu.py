@@ -75,6 +75,7 @@ HANDLED_TCP_FIELDS = frozenset(
         "hystart",
         "cwnd_validation",
         "nagle_variant",
+        "handshake",
     }
 )
 # CUBIC's HyStart switch: a module parameter of the whole machine, not of a namespace.
@@ -169,6 +170,12 @@ def validate_tcp(tcp: Mapping[str, Any], at: str) -> None:
         "Linux always grows cwnd only while it limits the sender (tcp_is_cwnd_limited, "
         "RFC 7661), so cwnd_validation = false cannot be emulated; set cwnd_validation = "
         "true to run this scenario on emu",
+    )
+    _check(
+        tcp.get("handshake", True),
+        f"{at}.handshake",
+        "a real connect() always sends a SYN and waits for the SYN-ACK, so handshake = "
+        "false cannot be emulated; set handshake = true to run this scenario on emu",
     )
 
 

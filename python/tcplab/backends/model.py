@@ -640,7 +640,8 @@ def run(plan: Plan) -> dict[str, Any]:
 
     # --- path ---
     rtt = effective_rtt_s(links, mss, header)
-    handshake = header_rtt_s(links)
+    # A connection opened without a handshake (tcp.handshake = false) sends at once.
+    handshake = header_rtt_s(links) if stcp.get("handshake", True) else 0.0
     # A wlan link's data and ACKs share its medium: its bound counts both.
     per_link_goodput = [
         wlan_goodput_bps(link, mss, b, header)

@@ -289,6 +289,13 @@ impl Receiver {
         self.established.then(|| self.acknowledgement(now))
     }
 
+    /// The SYN-ACK answering the SYN just handed to `on_segment`, for a connection opened
+    /// without a handshake: given to the sender at setup, never sent.
+    pub fn hand_over_syn_ack(&mut self, now: Nanos) -> Segment {
+        debug_assert!(self.ack_due == AckDue::SynAck);
+        self.acknowledgement(now)
+    }
+
     fn acknowledgement(&mut self, now: Nanos) -> Segment {
         let mut seg = if self.ack_due == AckDue::SynAck {
             // RFC 7323 §2.2: the window in a SYN is never scaled.

@@ -206,7 +206,8 @@ impl Sender {
         }
     }
 
-    fn syn(&self, now: Nanos) -> Segment {
+    /// Our SYN: its options are what the connection negotiates, sent or handed over.
+    pub fn syn(&self, now: Nanos) -> Segment {
         Segment {
             timestamps: self.cfg.timestamps.then(|| Timestamps {
                 val: timestamp_clock(now),
@@ -442,6 +443,28 @@ impl Sender {
         if self.established {
             return;
         }
+        self.adopt_syn_ack(seg);
+        if self.syn_retransmitted {
+            // RFC 5681 §3.1: the initial window is one segment if the SYN was lost.
+            self.cwnd = self.mss;
+            self.rto.after_syn_timeout();
+        } else {
+            self.cwnd = u64::from(self.cfg.initial_window) * self.mss;
+            self.rto.sample(now - self.syn_sent_at);
+        }
+        self.timer = None;
+    }
+
+    /// Opens without a handshake (`tcp.handshake = false`): `syn_ack` is the peer's answer
+    /// to our `syn()`, handed over at setup. Nothing crossed the path, so there is no RTT
+    /// sample and the RTO stays at its initial value until the first ACK gives one.
+    pub fn open_established(&mut self, syn_ack: &Segment) {
+        self.adopt_syn_ack(syn_ack);
+        self.cwnd = u64::from(self.cfg.initial_window) * self.mss;
+    }
+
+    /// The options both SYNs agreed on, and the peer's first window.
+    fn adopt_syn_ack(&mut self, seg: &Segment) {
         self.established = true;
         if let Some(peer_mss) = seg.mss_option {
             self.mss = self.mss.min(u64::from(peer_mss));
@@ -462,15 +485,6 @@ impl Sender {
         self.rwnd = u64::from(seg.window);
         self.last_window_field = seg.window;
         self.max_rwnd = self.rwnd;
-        if self.syn_retransmitted {
-            // RFC 5681 §3.1: the initial window is one segment if the SYN was lost.
-            self.cwnd = self.mss;
-            self.rto.after_syn_timeout();
-        } else {
-            self.cwnd = u64::from(self.cfg.initial_window) * self.mss;
-            self.rto.sample(now - self.syn_sent_at);
-        }
-        self.timer = None;
     }
 
     fn on_ack(&mut self, now: Nanos, seg: &Segment, out: &mut Vec<Segment>) {

@@ -102,6 +102,47 @@ fn handshake_gives_the_first_rtt_sample_and_the_initial_window() {
     assert_eq!(seqs(&out), vec![0, 1000, 2000, 3000]); // IW = 4 segments
 }
 
+#[test]
+fn opening_without_a_handshake_negotiates_as_the_syns_would_and_measures_nothing() {
+    use crate::tcp::{Receiver, ReceiverConfig};
+    let mut s = Sender::new(SenderConfig {
+        mss: 1460,
+        window_scaling: true,
+        sack: true,
+        timestamps: true,
+        ..config()
+    });
+    let mut r = Receiver::new(ReceiverConfig {
+        mss: 1000,
+        rcvbuf: 1 << 20,
+        window_scaling: true,
+        sack: false,
+        timestamps: true,
+        delayed_ack: false,
+        delack_timeout_ns: 0,
+    });
+    r.on_segment(0, &s.syn(0));
+    let syn_ack = r.hand_over_syn_ack(0);
+    s.open_established(&syn_ack);
+    assert!(s.is_established());
+    // RFC 7323 §2.2: the window field of the SYN-ACK is never scaled; both offered scaling.
+    assert_eq!(syn_ack.window, 65_535);
+    assert_eq!(syn_ack.wscale_option, Some(5));
+    // SACK needs both SYNs' SACK-permitted (RFC 2018 §2): the receiver did not offer it.
+    assert!(!syn_ack.sack_permitted);
+    // The smaller MSS, less the 12-byte timestamps option (RFC 6691 §2).
+    s.write(100_000);
+    let mut out = Vec::new();
+    s.try_send(0, &mut out);
+    assert_eq!(out.len(), 4); // IW = 4 segments
+    assert_eq!(out[0].len, 988);
+    assert!(out[0].timestamps.is_some());
+    // Nothing crossed the path: no RTT sample, the timer runs on the initial RTO
+    // (RFC 6298 §2.1).
+    assert_eq!(s.rto().srtt(), None);
+    assert_eq!(s.next_deadline(), Some(1000 * MS));
+}
+
 // ---- windows ----------------------------------------------------------------------------
 
 #[test]
