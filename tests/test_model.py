@@ -273,13 +273,14 @@ def test_result_has_the_simulator_schema() -> None:
     assert set(result) == {"summary", "flows", "hosts", "links", "series", "trace"}
     assert set(result["summary"]) == {
         "goodput_bps", "elapsed_s", "bytes_delivered", "bytes_written", "segments_sent",
-        "retransmits", "fast_retransmits", "timeouts", "completed", "events", "limited_by",
-        "fairness", "cpu_utilisation", "goodput_per_cpu_bps", "window_updates", "ring_drops",
-        "model",
+        "retransmits", "fast_retransmits", "timeouts", "persist_probes", "completed", "events",
+        "limited_by", "fairness", "cpu_utilisation", "goodput_per_cpu_bps", "window_updates",
+        "ring_drops", "model",
     }  # fmt: skip
     assert set(result["flows"][0]) == {
         "flow", "src", "dst", "goodput_bps", "bytes_delivered", "retransmits", "timeouts",
-        "srtt_s", "min_rtt_s", "final_cwnd_bytes", "window_updates", "completed_s",
+        "persist_probes", "srtt_s", "min_rtt_s", "final_cwnd_bytes", "window_updates",
+        "completed_s",
     }  # fmt: skip
     assert set(result["hosts"][0]) == {
         "host", "cpu_utilisation", "goodput_per_cpu_bps", "packets", "calls", "ring_drops",

@@ -88,6 +88,7 @@ SUMMARY_ROWS: tuple[tuple[str, str, Formatter], ...] = (
     ("retransmits", "retransmits", count),
     ("fast retransmits", "fast_retransmits", count),
     ("timeouts", "timeouts", count),
+    ("persist probes", "persist_probes", count),
     ("limited by rwnd", "limited_by.rwnd", percent),
     ("limited by sndbuf", "limited_by.sndbuf", percent),
     ("limited by cwnd", "limited_by.cwnd", percent),

@@ -49,6 +49,8 @@ pub struct Summary {
     pub retransmits: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Zero-window probes of the persist timer.
+    pub persist_probes: u64,
     pub completed: bool,
     pub events: u64,
     pub limited_by: LimitShares,
@@ -95,6 +97,7 @@ pub struct FlowResult {
     pub bytes_delivered: u64,
     pub retransmits: u64,
     pub timeouts: u64,
+    pub persist_probes: u64,
     pub srtt_s: f64,
     pub min_rtt_s: f64,
     pub final_cwnd_bytes: u64,

@@ -524,6 +524,7 @@ def to_result(
         "retransmits": end["sum_sent"].get("retransmits"),
         "fast_retransmits": netstat.get("TCPFastRetrans"),
         "timeouts": netstat.get("TCPTimeouts"),
+        "persist_probes": netstat.get("TCPWinProbe"),
         "completed": bool(received["completed"]),
         # The emulator's packets (both directions): the emulator's counterpart of the
         # simulator's events.
@@ -559,6 +560,7 @@ def to_result(
             "bytes_delivered": delivered,
             "retransmits": end["sum_sent"].get("retransmits"),
             "timeouts": netstat.get("TCPTimeouts"),
+            "persist_probes": netstat.get("TCPWinProbe"),
             "srtt_s": (info.get("rtt") or 0) / 1e6,
             "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
             "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
@@ -677,6 +679,7 @@ def iperf3_result(
         "retransmits": sent.get("retransmits"),
         "fast_retransmits": None,
         "timeouts": None,
+        "persist_probes": None,
         "completed": completed,
         "events": sum(d["packets_in"] for d in emulator["directions"]),
         "limited_by": {"rwnd": None, "sndbuf": None, "cwnd": None, "app": None},
@@ -711,6 +714,7 @@ def iperf3_result(
             "bytes_delivered": delivered,
             "retransmits": sent.get("retransmits"),
             "timeouts": None,
+            "persist_probes": None,
             "srtt_s": (last.get("rtt") or 0) / 1e6,
             "min_rtt_s": (end["streams"][0]["sender"].get("min_rtt") or 0) / 1e6
             if end.get("streams")

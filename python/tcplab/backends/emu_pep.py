@@ -128,6 +128,7 @@ def _sender_columns(info: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "retransmits": info.get("total_retrans"),
         "timeouts": None,
+        "persist_probes": None,
         "srtt_s": (info.get("rtt") or 0) / 1e6,
         "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
         "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
@@ -161,6 +162,7 @@ def segments(
             "goodput_bps": 8 * delivered[k] / elapsed_s if elapsed_s > 0 else 0.0,
             "bytes_delivered": delivered[k],
             "timeouts": None,
+            "persist_probes": None,
             **senders[k],
             "window_updates": None,
             "completed_s": None,

@@ -42,6 +42,7 @@ REPORT_TIMEOUT_S = 60.0
 # reports; in the emulator the namespace holds this test's connections only.
 NETSTAT_COUNTERS = (
     "TCPTimeouts",
+    "TCPWinProbe",
     "TCPFastRetrans",
     "TCPSlowStartRetrans",
     "TCPLossProbes",

@@ -42,6 +42,11 @@ impl Simulation {
                 .flat_map(Flow::senders)
                 .map(|t| t.stats.timeouts)
                 .sum(),
+            persist_probes: connections
+                .iter()
+                .flat_map(Flow::senders)
+                .map(|t| t.stats.persist_probes)
+                .sum(),
             srtt_s: seconds(tx.and_then(|t| t.rto().srtt())),
             min_rtt_s: seconds(tx.and_then(|t| t.rto().min_rtt())),
             final_cwnd_bytes: tx.map_or(0, |t| t.cwnd()),
@@ -175,6 +180,7 @@ impl Simulation {
                 retransmits: sum(|s| s.retransmits),
                 fast_retransmits: sum(|s| s.fast_retransmits),
                 timeouts: sum(|s| s.timeouts),
+                persist_probes: sum(|s| s.persist_probes),
                 completed: self
                     .flows
                     .iter()

@@ -487,6 +487,25 @@ mod tests {
     }
 
     #[test]
+    fn a_window_probe_is_answered_at_once_with_the_current_window() {
+        // RFC 9293 §3.8.6.1 / §3.10.7.4: a probe beyond a closed window is not accepted
+        // but answered with an ACK that states the window; here the buffer is full
+        // (fill the last 892 bytes first), then a read reopens it without an update
+        // (less than two segments), and the next probe's ACK carries the open window.
+        let mut r = full_small_buffer();
+        r.on_segment(2 * MS, &Segment::data(7300, 892, 0, 0));
+        assert_eq!(acks(&mut r, 2 * MS)[0].window, 0);
+        r.on_segment(3 * MS, &Segment::data(8192, 1, 0, 0));
+        assert_eq!((acks(&mut r, 3 * MS)[0].ack, r.readable()), (8192, 8192));
+        r.read(2048);
+        assert!(acks(&mut r, 4 * MS).is_empty());
+        r.on_segment(5 * MS, &Segment::data(8192, 1, 0, 0));
+        // The window is open again: the receiver keeps the probe's byte.
+        let answer = acks(&mut r, 5 * MS);
+        assert_eq!((answer[0].ack, answer[0].window), (8193, 2047));
+    }
+
+    #[test]
     fn reading_half_the_buffer_at_once_opens_it_with_one_update() {
         let mut r = full_small_buffer();
         r.read(4096);

@@ -1,7 +1,9 @@
 //! The sending side of a connection: send buffer, segmentation with Nagle and sender-side
-//! silly-window avoidance, congestion window, RFC 6298 retransmission timer, and (in
-//! `recovery`) fast retransmit and NewReno fast recovery.
+//! silly-window avoidance, congestion window, RFC 6298 retransmission timer, (in
+//! `recovery`) fast retransmit and NewReno fast recovery, and (in `persist`) the persist
+//! timer that probes a closed window.
 
+mod persist;
 mod recovery;
 mod sack_recovery;
 
@@ -71,6 +73,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Zero-window probes sent by the persist timer (Linux's TCPWinProbe).
+    pub persist_probes: u64,
 }
 
 /// A first transmission whose ACK may give an RTT sample and a delivery-rate sample
@@ -119,6 +123,11 @@ pub struct Sender {
     partial_ack_seen: bool,
     rto: RtoEstimator,
     timer: Option<Nanos>,
+    /// The persist timer (RFC 9293 §3.8.6.1), its back-off exponent, and one past the
+    /// byte the last zero-window probe carried (an ACK may cover it).
+    persist: Option<Nanos>,
+    persist_backoff: u32,
+    probe_end: u64,
     timed: VecDeque<Timed>,
     /// SACK negotiated (both SYNs carried SACK-permitted, RFC 2018 §2).
     sack_ok: bool,
@@ -182,6 +191,9 @@ impl Sender {
             in_recovery: false,
             partial_ack_seen: false,
             timer: None,
+            persist: None,
+            persist_backoff: 0,
+            probe_end: 0,
             timed: VecDeque::new(),
             sack_ok: false,
             scoreboard: Scoreboard::default(),
@@ -273,16 +285,22 @@ impl Sender {
         }
     }
 
-    fn emit(&mut self, now: Nanos, seq: u64, len: u64, out: &mut Vec<Segment>) {
-        let retransmission = seq < self.snd_max;
+    /// A data segment carrying [seq, seq + len), with our timestamp when negotiated.
+    fn data_segment(&self, now: Nanos, seq: u64, len: u64) -> Segment {
         let mut seg = Segment::data(seq, len as u32, 0, self.last_advertised_field());
-        seg.retransmission = retransmission;
         if self.timestamps {
             seg.timestamps = Some(Timestamps {
                 val: timestamp_clock(now),
                 ecr: self.ts_recent,
             });
         }
+        seg
+    }
+
+    fn emit(&mut self, now: Nanos, seq: u64, len: u64, out: &mut Vec<Segment>) {
+        let retransmission = seq < self.snd_max;
+        let mut seg = self.data_segment(now, seq, len);
+        seg.retransmission = retransmission;
         out.push(seg);
         self.stats.segments_sent += 1;
         if retransmission {
@@ -341,6 +359,7 @@ impl Sender {
         }
         self.send_allowed(now, out);
         self.note_cwnd_use();
+        self.update_persist_timer(now);
     }
 
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Segment>) {
@@ -488,9 +507,11 @@ impl Sender {
     }
 
     fn on_ack(&mut self, now: Nanos, seg: &Segment, out: &mut Vec<Segment>) {
-        if seg.ack > self.snd_max {
+        if seg.ack > self.snd_max.max(self.probe_end) {
             return; // acknowledges data never sent (RFC 9293 §3.10.7.4): ignore
         }
+        // A window probe's byte that the receiver took counts as sent.
+        self.snd_max = self.snd_max.max(seg.ack);
         if let (true, Some(ts)) = (self.timestamps, seg.timestamps) {
             self.ts_recent = ts.val;
         }
@@ -614,14 +635,14 @@ impl Sender {
         }
     }
 
-    /// The next time the sender wants to be woken: the retransmission timer, or the
-    /// pacing release of a segment that is waiting.
+    /// The next time the sender wants to be woken: the retransmission or the persist
+    /// timer, or the pacing release of a segment that is waiting.
     pub fn next_deadline(&self) -> Option<Nanos> {
         let pacing = self.pacing_wait.then_some(self.next_send_at);
-        match (self.timer, pacing) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.timer, self.persist, pacing]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires the retransmission timer if it is due (RFC 6298 §5.4–5.6, RFC 5681 §3.1).
@@ -629,6 +650,9 @@ impl Sender {
         if self.pacing_wait && now >= self.next_send_at {
             self.pacing_wait = false;
             self.try_send(now, out);
+        }
+        if self.persist.is_some_and(|deadline| deadline <= now) {
+            self.on_persist_timer(now, out);
         }
         match self.timer {
             Some(deadline) if deadline <= now => {}

@@ -535,6 +535,92 @@ fn limit_reports_what_blocks_the_sender() {
     assert_eq!(t.limit(true), Limit::Rwnd);
 }
 
+// ---- persist timer (RFC 9293 §3.8.6.1, RFC 1122 §4.2.2.17) ----------------------------------
+
+/// Everything sent is acknowledged with a closed window; 10000 bytes were written.
+fn closed_window() -> Sender {
+    let (mut s, _) = established(config(), 10_000);
+    assert!(ack_window(&mut s, 200, 4000, 0).is_empty());
+    s
+}
+
+#[test]
+fn a_closed_window_arms_the_persist_timer_at_the_rto() {
+    let s = closed_window();
+    assert_eq!(s.next_deadline(), Some(200 * MS + s.rto().rto()));
+}
+
+#[test]
+fn persist_probes_carry_one_byte_beyond_the_window_and_back_off() {
+    // RFC 9293 §3.8.6.1: probe a zero window; RFC 1122 §4.2.2.17: exponential back-off
+    // (Linux tcp_probe0_when: RTO · 2^probes).
+    let mut s = closed_window();
+    let rto = s.rto().rto();
+    let mut at = 200 * MS + rto;
+    for k in 0..3 {
+        let mut out = Vec::new();
+        s.on_timer(at, &mut out);
+        assert_eq!(
+            out.iter().map(|g| (g.seq, g.len)).collect::<Vec<_>>(),
+            vec![(4000, 1)]
+        );
+        at += rto << (k + 1);
+        assert_eq!(s.next_deadline(), Some(at));
+    }
+    assert_eq!(s.stats.persist_probes, 3);
+}
+
+#[test]
+fn the_persist_timer_is_not_a_retransmission_timeout() {
+    // The probe answers a closed window, not a loss: no RTO back-off, no cwnd or ssthresh
+    // reduction, no timeout counted.
+    let mut s = closed_window();
+    let (rto, cwnd, ssthresh) = (s.rto().rto(), s.cwnd(), s.ssthresh());
+    let at = s.next_deadline().unwrap();
+    s.on_timer(at, &mut Vec::new());
+    assert_eq!(
+        (s.rto().rto(), s.cwnd(), s.ssthresh()),
+        (rto, cwnd, ssthresh)
+    );
+    assert_eq!(s.stats.timeouts, 0);
+}
+
+#[test]
+fn an_ack_that_opens_the_window_resumes_sending_and_resets_the_back_off() {
+    let mut s = closed_window();
+    let at = s.next_deadline().unwrap();
+    s.on_timer(at, &mut Vec::new());
+    let out = ack_window(&mut s, 2000, 4000, 64_000);
+    assert_eq!(out[0].seq, 4000);
+    assert_eq!(s.persist, None);
+    assert_eq!(s.persist_backoff, 0);
+}
+
+#[test]
+fn a_probe_byte_the_receiver_kept_is_acknowledged() {
+    // The window had reopened and the update was lost: the receiver keeps the byte, and
+    // the ACK that covers it is not an ACK of unsent data.
+    let mut s = closed_window();
+    let at = s.next_deadline().unwrap();
+    s.on_timer(at, &mut Vec::new());
+    let out = ack_window(&mut s, 2000, 4001, 64_000);
+    assert_eq!(s.snd_una(), 4001);
+    assert_eq!(out[0].seq, 4001);
+}
+
+#[test]
+fn the_persist_timer_overrides_sender_silly_window_avoidance() {
+    // RFC 1122 §4.2.3.4: a window smaller than a segment and under half the largest one
+    // offered holds data back; the override timeout sends what fits.
+    let (mut s, _) = established(config(), 10_000);
+    assert!(ack_window(&mut s, 200, 4000, 500).is_empty());
+    let at = s.next_deadline().unwrap();
+    let mut out = Vec::new();
+    s.on_timer(at, &mut out);
+    assert_eq!((out[0].seq, out[0].len), (4000, 500));
+    assert_eq!(s.stats.persist_probes, 0);
+}
+
 // ---- Tahoe and Reno against NewReno ------------------------------------------------------
 
 fn flavour(cc: &str) -> Sender {
