@@ -85,11 +85,28 @@ def test_a_plan_without_new_fields_reads_as_before() -> None:
         ({**dumbbell(2), "flows": [{"src": "s0", "dst": "d0"}, {"src": "s1", "dst": "d1",
                                                               "after": 0}]},
          "flows.1.after: "),
+        ({**dumbbell(2), "flows": [{"src": "s0", "dst": "d0", "app": {"kind": "file",
+                                                                      "bytes": 1}},
+                                   {"src": "s1", "dst": "d1", "after": 0,
+                                    "start_jitter": "1ms"}]},
+         "flows.1.start_jitter: "),
         ({**dumbbell(1), "routers": [{"name": "s0"}]}, "routers.0.name: "),
     ],
 )  # fmt: skip
 def test_each_problem_names_its_field(data: dict[str, Any], expected: str) -> None:
     assert any(p.startswith(expected) for p in problems(data)), problems(data)
+
+
+def test_start_jitter_reaches_the_plan_and_repetitions_draw_anew() -> None:
+    scenario = {**dumbbell(2), "flows": [{"src": f"s{i}", "dst": f"d{i}", "start_jitter": "2ms"}
+                                         for i in range(2)]}  # fmt: skip
+    assert [f["start_jitter_ns"] for f in resolve(validate_spec(scenario))["flows"]] == [2e6] * 2
+    scenario["duration"] = "1s"
+    runs = [
+        [f["bytes_delivered"] for f in tcplab.run({**scenario, "seed": seed}).flows]
+        for seed in (1, 2)
+    ]
+    assert runs[0] != runs[1]
 
 
 def test_the_simulator_finds_flows_without_a_route() -> None:

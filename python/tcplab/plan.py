@@ -336,6 +336,7 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
             "dst": node[flow.dst],
             "app": _app(app),
             "start_ns": flow.start or 0,
+            "start_jitter_ns": flow.start_jitter or 0,
             "after": flow.after,
         }
         for flow, app in zip(spec.flows, spec.flow_apps(), strict=True)

@@ -909,6 +909,12 @@ class Flow(_Model):
     dst: Name
     app: App | None = Field(None, description="default: the scenario's [app]")
     start: Duration | None = Field(None, description="when src opens the connection")
+    start_jitter: Duration | None = Field(
+        None,
+        description="open at a time drawn uniformly from [start, start + start_jitter), "
+        "from the random stream flows.<k>.start_jitter: desynchronises sources that would "
+        "start together, and makes repetitions with different seeds differ",
+    )
     after: int | None = Field(
         None, ge=0, description="open once this earlier file or message flow is received"
     )
@@ -1149,6 +1155,11 @@ def _topology_problems(spec: Spec) -> list[str]:
             problems.append(
                 f"flows.{i}.app.kind: media streams run on the path form (no [[flows]]),"
                 " where each stream is its own flow"
+            )
+        if flow.after is not None and flow.start_jitter:
+            problems.append(
+                f"flows.{i}.start_jitter: a flow that opens `after` another has no start "
+                "time to jitter"
             )
         if flow.after is not None and (flow.after >= i or apps[flow.after].kind not in sized):
             problems.append(

@@ -8,7 +8,7 @@
 //! both ways, so each side has both, and each side's data segments carry its receiver's
 //! acknowledgements (piggybacking).
 
-use crate::engine::Nanos;
+use crate::engine::{Nanos, RngStream};
 use crate::host::{Reader, Writer};
 use crate::media::MediaStream;
 use crate::metrics::LimitClock;
@@ -138,6 +138,15 @@ fn receiver(tcp: &TcpPlan) -> Receiver {
     })
 }
 
+/// A draw from [0, `jitter`) ns for flow `flow`'s start (`FlowPlan::start_jitter_ns`).
+fn start_jitter(flow: usize, jitter: Nanos, seed: u64) -> Nanos {
+    if jitter == 0 {
+        return 0;
+    }
+    let mut rng = RngStream::new(seed, &format!("flows.{flow}.start_jitter"));
+    ((rng.uniform() * jitter as f64) as Nanos).min(jitter - 1)
+}
+
 /// `from`'s sender and `to`'s receiver agree on their options as `Flow::open_established`
 /// says; a direction without data (no sender there) stays closed.
 fn open_direction(from: &mut Side, to: &mut Side, now: Nanos) {
@@ -226,7 +235,7 @@ impl Flow {
             hosts: [plan.src, plan.dst],
             routes,
             sides: [client, server],
-            start_ns: plan.start_ns,
+            start_ns: plan.start_ns + start_jitter(flow, plan.start_jitter_ns, seed),
             after: plan.after,
             started_at: None,
             bytes: app.bytes,

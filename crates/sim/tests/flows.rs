@@ -81,6 +81,32 @@ fn a_connection_opened_without_a_handshake_finishes_one_round_trip_sooner() {
 }
 
 #[test]
+fn start_jitter_delays_a_flow_by_a_seeded_draw_below_it() {
+    // A 10 000-byte file alone on the path: with 5 ms of jitter it opens somewhere in
+    // [0, 5 ms), a different draw for each seed and the same for one seed.
+    let file = json!({"kind": "file", "message_size": 65536, "bytes": 10_000});
+    let completed = |jitter_ns: u64, seed: u64| {
+        let mut p = dumbbell();
+        p["seed"] = json!(seed);
+        p["flows"] = json!([{"src": 0, "dst": 2, "app": file, "start_jitter_ns": jitter_ns}]);
+        run(&p)["flows"][0]["completed_s"].as_f64().unwrap()
+    };
+    let at_once = completed(0, 1);
+    let delays: Vec<f64> = (1..=5)
+        .map(|seed| completed(5_000_000, seed) - at_once)
+        .collect();
+    assert_eq!(completed(5_000_000, 1) - at_once, delays[0]);
+    for (k, delay) in delays.iter().enumerate() {
+        assert!((0.0..5e-3).contains(delay), "{delays:?}");
+        assert!(!delays[..k].contains(delay), "{delays:?}");
+    }
+    let mut p = dumbbell();
+    p["flows"] = json!([{"src": 0, "dst": 2, "app": file},
+        {"src": 1, "dst": 3, "app": file, "after": 0, "start_jitter_ns": 1}]);
+    assert!(refused(&p).starts_with("flows.1.start_jitter_ns"));
+}
+
+#[test]
 fn plan_errors_name_the_field() {
     let mut p = dumbbell();
     p["flows"][0]["src"] = json!(7);

@@ -62,6 +62,7 @@ pub fn connections(plan: &Plan) -> (Vec<Flow>, Vec<Relay>) {
                     ..f.app.clone()
                 },
                 start_ns: f.start_ns,
+                start_jitter_ns: f.start_jitter_ns,
                 after: f.after.map(|a| delivering[a]),
             };
             let tcp = [tcp_at(plan, src, false), tcp_at(plan, dst, true)];

@@ -29,6 +29,11 @@ pub struct FlowPlan {
     /// When the client opens the connection.
     #[serde(default)]
     pub start_ns: u64,
+    /// The connection opens at a time drawn uniformly from [start, start + this), from
+    /// the random stream `flows.<k>.start_jitter`, so that sources which would start
+    /// together are desynchronised and repetitions with different seeds differ.
+    #[serde(default)]
+    pub start_jitter_ns: u64,
     /// Open only once this earlier flow's receiver holds its whole file or message, as a
     /// store-and-forward server does before passing a message on.
     #[serde(default)]
@@ -58,6 +63,7 @@ fn media_flows(app: &AppPlan) -> Vec<FlowPlan> {
                     ..app.clone()
                 },
                 start_ns: 0,
+                start_jitter_ns: 0,
                 after: None,
             }),
         }
@@ -126,6 +132,7 @@ impl Plan {
                 ..app.clone()
             },
             start_ns: 0,
+            start_jitter_ns: 0,
             after,
         };
         match (app.kind, app.direction) {
@@ -204,6 +211,12 @@ impl Plan {
                 return Err(PlanError::field(
                     format!("{at}.app.streams"),
                     "a flow carries one media stream, from src to dst; give each its own flow",
+                ));
+            }
+            if flow.after.is_some() && flow.start_jitter_ns > 0 {
+                return Err(PlanError::field(
+                    format!("{at}.start_jitter_ns"),
+                    "a flow that opens `after` another has no start time to jitter",
                 ));
             }
             if let Some(k) = flow.after {
