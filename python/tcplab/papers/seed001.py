@@ -14,6 +14,7 @@ LAN (1 km) and a WAN (1000 km); Fig. 9: the EFCI switch against RIF and RDF.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -48,6 +49,17 @@ KMS = (500, 1000, 1500, 2000, 2500, 3000)
 VC_ROWS_KM = 500
 DISTANCE_VCS = 50
 LAN_KM, WAN_KM = 1, 1000
+# YATS's TCP has no connection setup: tcpipsend::connectact hands the receiver its options
+# and takes its window when the simulation is built, and the first segment leaves at once
+# (sequence numbers start at 1, no SYN). A handshake would cost every connection a round
+# trip, a tenth of the 300 ms at 3000 km.
+HANDSHAKE = False
+# YATS desynchronises its connections with random processing times (300-330 µs a packet)
+# and random TCP clock phases; tcplab's CPU model is deterministic, so each connection
+# opens at a random time in its first millisecond instead (about three packet times), and
+# each point is the mean of several repetitions with derived seeds.
+START_JITTER = "1ms"
+REPETITIONS, QUICK_REPETITIONS = 8, 3
 
 SCHEMES = ("UBR", "UBR+EPD", "EFCI", "ERICA")
 # Switch 1's table per scheme (its output port onto the trunk is the bottleneck). The EFCI
@@ -107,7 +119,9 @@ FIG9_RDF = (1 / 8, 1 / 32, 1 / 512)
 FIG9_BEST = (1 / 8, 1 / 512)
 
 
-def network(vcs: int, km: float, tcp: dict[str, Any] | None = None) -> dict[str, Any]:
+def network(
+    vcs: int, km: float, tcp: dict[str, Any] | None = None, quick: bool = False
+) -> dict[str, Any]:
     """Fig. 3: `vcs` sources, each `vcs` × 0.56 km from switch 1 (§3.1), a trunk of `km` to
     switch 2 and as many destinations; every link 150 Mb/s of cells with LLC/SNAP."""
     settings = {
@@ -122,6 +136,7 @@ def network(vcs: int, km: float, tcp: dict[str, Any] | None = None) -> dict[str,
         # 1122 §4.2.3.3), which with an application reading everything is every segment;
         # a 200 ms delayed ACK would outlast the 100 ms minimum RTO.
         "delayed_ack": False,
+        "handshake": HANDSHAKE,
         **(tcp or {}),
     }
     access = {"kind": "atm", "rate": LINK, "delay": f"{round(vcs * 0.56 * KM_NS)}ns"}
@@ -135,7 +150,7 @@ def network(vcs: int, km: float, tcp: dict[str, Any] | None = None) -> dict[str,
         "backend": "sim",
         "duration": DURATION,
         "seed": 1,
-        "repetitions": 1,
+        "repetitions": QUICK_REPETITIONS if quick else REPETITIONS,
         "trace_interval": "1ms",
         "hosts": [
             {"name": f"{end}{i}", "cpu": "yats-300us", "tcp": dict(settings)}
@@ -147,7 +162,9 @@ def network(vcs: int, km: float, tcp: dict[str, Any] | None = None) -> dict[str,
             {"name": "sw2", "switch": dict(SWITCHES["UBR"])},
         ],
         "links": links,
-        "flows": [{"src": f"src{i}", "dst": f"dst{i}"} for i in range(vcs)],
+        "flows": [
+            {"src": f"src{i}", "dst": f"dst{i}", "start_jitter": START_JITTER} for i in range(vcs)
+        ],
         "app": {"kind": "bulk", "message_size": "64KiB"},
         # Fig. 4's ABR end systems; everything else is TM 4.0's default.
         "abr": {"pcr": LINK, "mcr": "0bps", "nrm": 32},
@@ -186,14 +203,14 @@ def _vc_experiment(vcs: int) -> Experiment:
         f"table2-{vcs}vc",
         f"Table 2, {vcs} VCs at {VC_ROWS_KM} km: the four switch schemes",
         lambda quick: {
-            **network(vcs, VC_ROWS_KM),
+            **network(vcs, VC_ROWS_KM, quick=quick),
             "sweep": schemes_sweep(),
         },
     )
 
 
 def _distance_scenario(quick: bool) -> dict[str, Any]:
-    spec = network(DISTANCE_VCS, KMS[0])
+    spec = network(DISTANCE_VCS, KMS[0], quick=quick)
     delays = [_delay(km) for km in KMS for _ in SCHEMES]
     sweep = schemes_sweep()
     sweep[SWITCH] = sweep[SWITCH] * len(KMS)
@@ -210,7 +227,7 @@ TABLE3_TCP: dict[str, dict[str, bool]] = {
 
 def _table3_experiment(setting: str) -> Experiment:
     def scenario(quick: bool) -> dict[str, Any]:
-        spec = network(DISTANCE_VCS, LAN_KM, TABLE3_TCP[setting])
+        spec = network(DISTANCE_VCS, LAN_KM, TABLE3_TCP[setting], quick)
         sweep = schemes_sweep()
         sweep[SWITCH] = sweep[SWITCH] * 2
         sweep[trunk(DISTANCE_VCS)] = [_delay(km) for km in (LAN_KM, WAN_KM) for _ in SCHEMES]
@@ -226,7 +243,7 @@ def _table3_experiment(setting: str) -> Experiment:
 
 
 def _fig9_scenario(quick: bool) -> dict[str, Any]:
-    spec = network(DISTANCE_VCS, VC_ROWS_KM)
+    spec = network(DISTANCE_VCS, VC_ROWS_KM, quick=quick)
     spec["routers"][0]["switch"] = dict(SWITCHES["EFCI"])
     return {**spec, "sweep": {"mode": "grid", RIF: list(FIG9_RIF), RDF: list(FIG9_RDF)}}
 
@@ -276,21 +293,42 @@ def _point(frame: pd.DataFrame, scheme: str, km: int) -> pd.Series:
     return frame[(frame["scheme"] == scheme) & (frame["km"] == km)].iloc[0]
 
 
-def table2_point(results: Results, row: Row, scheme: str) -> tuple[float, float]:
-    """tcplab's (efficiency, fairness), as fractions, for one cell pair of Table 2."""
+def _table2_row(results: Results, row: Row, scheme: str) -> pd.Series:
     if row[0] == "vcs":
-        frame = _points(results, f"table2-{row[1]}vc", row[1])
-        point = _point(frame, scheme, VC_ROWS_KM)
-    else:
-        frame = _points(results, "table2-distance", DISTANCE_VCS)
-        point = _point(frame, scheme, row[1])
+        return _point(_points(results, f"table2-{row[1]}vc", row[1]), scheme, VC_ROWS_KM)
+    return _point(_points(results, "table2-distance", DISTANCE_VCS), scheme, row[1])
+
+
+def table2_point(results: Results, row: Row, scheme: str) -> tuple[float, float]:
+    """tcplab's mean (efficiency, fairness) over the repetitions, as fractions, for one cell
+    pair of Table 2."""
+    point = _table2_row(results, row, scheme)
     return float(point["atm_efficiency"]), float(point["fairness"])
 
 
+def table2_ci95(results: Results, row: Row, scheme: str) -> tuple[float, float]:
+    """The 95 % half-widths of `table2_point`'s means (0 for a single repetition)."""
+    point = _table2_row(results, row, scheme)
+    return tuple(  # type: ignore[return-value]
+        0.0 if pd.isna(point.get(f"{name}_ci95")) else float(point[f"{name}_ci95"])
+        for name in ("atm_efficiency", "fairness")
+    )
+
+
+def _pm(share: float, ci95: float) -> str:
+    return f"{100 * share:.1f} ± {100 * ci95:.1f}"
+
+
 def table3_point(results: Results, setting: str, km: int, scheme: str) -> tuple[float, float]:
-    """tcplab's (total goodput in bit/s, fairness) for one cell pair of Table 3."""
+    """tcplab's mean (total goodput in bit/s, fairness) for one cell pair of Table 3."""
     point = _point(_points(results, f"table3-{setting}", DISTANCE_VCS), scheme, km)
     return float(point["goodput_bps"]), float(point["fairness"])
+
+
+def _goodput_pm(results: Results, setting: str, km: int, scheme: str) -> str:
+    point = _point(_points(results, f"table3-{setting}", DISTANCE_VCS), scheme, km)
+    ci95 = point.get("goodput_bps_ci95")
+    return display.rate(float(point["goodput_bps"]), None if pd.isna(ci95) else float(ci95))
 
 
 def fig9_points(results: Results) -> pd.DataFrame:
@@ -333,11 +371,16 @@ def _erica_flat(results: Results) -> Verdict:
 
 
 def _epd_beats_ubr(results: Results) -> Verdict:
+    """Held if EPD's mean efficiency is above UBR's in every row, or below it by less than
+    the two means' 95 % half-widths together (a tie within the runs' spread)."""
     groups = []
     for row in ROWS:
         ubr = table2_point(results, row, "UBR")[0]
         epd = table2_point(results, row, "UBR+EPD")[0]
-        groups.append((_label(row), epd > ubr, f"{_pct(ubr)} → {_pct(epd)}"))
+        ubr_ci, epd_ci = (table2_ci95(results, row, s)[0] for s in ("UBR", "UBR+EPD"))
+        tie = epd <= ubr < epd + ubr_ci + epd_ci
+        text = f"{_pm(ubr, ubr_ci)} → {_pm(epd, epd_ci)} %" + (" (a tie)" if tie else "")
+        groups.append((_label(row), epd > ubr or tie, text))
     return every(groups)
 
 
@@ -368,13 +411,17 @@ def _efci_between(results: Results) -> Verdict:
     return every(groups)
 
 
-def _frr_helps_ubr_in_the_lan(results: Results) -> Verdict:
-    base = table3_point(results, "base", LAN_KM, "UBR")[0]
-    frr = table3_point(results, "frr", LAN_KM, "UBR")[0]
-    return Verdict(
-        HELD if frr > base else NOT_HELD,
-        f"UBR at {LAN_KM} km: FRR off {display.rate(base)}, on {display.rate(frr)}",
-    )
+def _frr_helps_in_the_lan(scheme: str) -> Callable[[Results], Verdict]:
+    def check(results: Results) -> Verdict:
+        base = table3_point(results, "base", LAN_KM, scheme)[0]
+        frr = table3_point(results, "frr", LAN_KM, scheme)[0]
+        return Verdict(
+            HELD if frr > base else NOT_HELD,
+            f"{scheme} at {LAN_KM} km: FRR off {_goodput_pm(results, 'base', LAN_KM, scheme)}, "
+            f"on {_goodput_pm(results, 'frr', LAN_KM, scheme)}",
+        )
+
+    return check
 
 
 ERICA_INSENSITIVE = 0.02  # the paper's ERICA rows are identical to the last digit
@@ -417,19 +464,20 @@ def _fig9_trade_off(results: Results) -> Verdict:
 
 
 def table2(results: Results) -> pd.DataFrame:
-    """Table 2's layout: each row of the paper, then tcplab's, in percent."""
+    """Table 2's layout: each row of the paper, then tcplab's (mean ± 95 % half-width over
+    the repetitions), in percent."""
     rows = []
     for row in ROWS:
         efficiency, fairness = PAPER_T2[row]
-        ours = [table2_point(results, row, scheme) for scheme in SCHEMES]
-        for source, eff, fair in (
-            ("paper", efficiency, fairness),
-            ("tcplab", [100 * e for e, _ in ours], [100 * f for _, f in ours]),
-        ):
-            cells = {"": f"{_label(row)} ({source})"}
-            cells.update({f"efficiency {s}": f"{v:.1f}" for s, v in zip(SCHEMES, eff, strict=True)})
-            cells.update({f"fairness {s}": f"{v:.1f}" for s, v in zip(SCHEMES, fair, strict=True)})
-            rows.append(cells)
+        paper = {"": f"{_label(row)} (paper)"}
+        for values, name in ((efficiency, "efficiency"), (fairness, "fairness")):
+            paper.update({f"{name} {s}": f"{v:.1f}" for s, v in zip(SCHEMES, values, strict=True)})
+        ours = {"": f"{_label(row)} (tcplab)"}
+        for metric, name in ((0, "efficiency"), (1, "fairness")):
+            for scheme in SCHEMES:
+                mean = table2_point(results, row, scheme)[metric]
+                ours[f"{name} {scheme}"] = _pm(mean, table2_ci95(results, row, scheme)[metric])
+        rows += [paper, ours]
     return pd.DataFrame(rows)
 
 
@@ -599,7 +647,12 @@ PACK = Pack(
         Check(
             "On UBR in the LAN, fast retransmit and recovery raises throughput",
             "§4.1, §4.3, Table 3",
-            _frr_helps_ubr_in_the_lan,
+            _frr_helps_in_the_lan("UBR"),
+        ),
+        Check(
+            "On UBR+EPD in the LAN, fast retransmit and recovery raises throughput",
+            "§4.3, Table 3",
+            _frr_helps_in_the_lan("UBR+EPD"),
         ),
         Check(
             "ERICA is insensitive to FRR and Nagle",
@@ -627,11 +680,23 @@ PACK = Pack(
         "The reverse direction of each VC (TCP's ACKs) is an ABR VC too and carries the "
         "turned-around RM cells in-rate (TM 4.0); YATS's reverse path is not described.",
         "The TCP is tcplab's Reno with the Windows 95 profile's era settings (slow start from "
-        "one segment, delayed ACKs, no window scaling); YATS's TCP is not described beyond "
-        "Fig. 4. The applications write 64 KiB at a time, so segments are full and Nagle "
+        "one segment, no window scaling) and no delayed ACKs (YATS's receiver acknowledges "
+        "each segment as its read opens the window by an MSS); the paper describes its TCP "
+        "only in Fig. 4. The applications write 64 KiB at a time, so segments are full and Nagle "
         "changes little; the paper's application is not described.",
-        "Every connection starts at time 0 and the simulator is deterministic, so each point "
-        "is one run, as in the paper.",
+        "Connections start established, without a SYN exchange (tcp.handshake = false), as "
+        "YATS's TCP does (tcpipsend::connectact at set-up, first segment at once); a paper "
+        "setting inferred from its simulator.",
+        f"Each connection opens at a random time within its first {START_JITTER} and each point "
+        f"is the mean of {REPETITIONS} repetitions ({QUICK_REPETITIONS} with --quick) with "
+        "derived seeds: YATS desynchronises its connections with random per-packet processing "
+        "times (300-330 µs) and clock phases, tcplab's CPU model is deterministic, and single "
+        "runs of the UBR and EFCI schemes move by tens of points with small changes. The paper "
+        "shows one run per point.",
+        "YATS starts ssthresh at half the receiver's window (32000 bytes) and runs its RTO on a "
+        "500 ms tick unless told otherwise; tcplab starts ssthresh unbounded (RFC 5681) and "
+        "times its RTO in nanoseconds with the paper's 100 ms minimum. YATS's TCP uses "
+        "timestamps by default; the paper's 43-cell arithmetic (§3.2) has none, nor has tcplab.",
     ),
     exhibits=exhibits,
 )
