@@ -306,29 +306,35 @@ def table2_point(results: Results, row: Row, scheme: str) -> tuple[float, float]
     return float(point["atm_efficiency"]), float(point["fairness"])
 
 
+def _ci95(point: pd.Series, name: str) -> float:
+    """The 95 % half-width of a point's mean of `name` (0 for a single repetition)."""
+    ci95 = point.get(f"{name}_ci95")
+    return 0.0 if ci95 is None or pd.isna(ci95) else float(ci95)
+
+
 def table2_ci95(results: Results, row: Row, scheme: str) -> tuple[float, float]:
-    """The 95 % half-widths of `table2_point`'s means (0 for a single repetition)."""
+    """The 95 % half-widths of `table2_point`'s means."""
     point = _table2_row(results, row, scheme)
-    return tuple(  # type: ignore[return-value]
-        0.0 if pd.isna(point.get(f"{name}_ci95")) else float(point[f"{name}_ci95"])
-        for name in ("atm_efficiency", "fairness")
-    )
+    return _ci95(point, "atm_efficiency"), _ci95(point, "fairness")
 
 
 def _pm(share: float, ci95: float) -> str:
     return f"{100 * share:.1f} ± {100 * ci95:.1f}"
 
 
+def _table3_row(results: Results, setting: str, km: int, scheme: str) -> pd.Series:
+    return _point(_points(results, f"table3-{setting}", DISTANCE_VCS), scheme, km)
+
+
 def table3_point(results: Results, setting: str, km: int, scheme: str) -> tuple[float, float]:
     """tcplab's mean (total goodput in bit/s, fairness) for one cell pair of Table 3."""
-    point = _point(_points(results, f"table3-{setting}", DISTANCE_VCS), scheme, km)
+    point = _table3_row(results, setting, km, scheme)
     return float(point["goodput_bps"]), float(point["fairness"])
 
 
 def _goodput_pm(results: Results, setting: str, km: int, scheme: str) -> str:
-    point = _point(_points(results, f"table3-{setting}", DISTANCE_VCS), scheme, km)
-    ci95 = point.get("goodput_bps_ci95")
-    return display.rate(float(point["goodput_bps"]), None if pd.isna(ci95) else float(ci95))
+    point = _table3_row(results, setting, km, scheme)
+    return display.rate(float(point["goodput_bps"]), _ci95(point, "goodput_bps"))
 
 
 def fig9_points(results: Results) -> pd.DataFrame:
@@ -482,21 +488,22 @@ def table2(results: Results) -> pd.DataFrame:
 
 
 def table3(results: Results) -> pd.DataFrame:
-    """Table 3's layout: throughput (Mb/s) and fairness (%) per scheme, paper then tcplab."""
+    """Table 3's layout: throughput (Mb/s) and fairness (%) per scheme, paper then tcplab
+    (mean ± 95 % half-width over the repetitions)."""
     rows = []
     for setting in TCP_SETTINGS:
         for km in (LAN_KM, WAN_KM):
             goodput, fairness = _T3[(setting, km)]
-            ours = [table3_point(results, setting, km, scheme) for scheme in SCHEMES]
-            for source, mbps, fair in (
-                ("paper", goodput, fairness),
-                ("tcplab", [g / 1e6 for g, _ in ours], [100 * f for _, f in ours]),
-            ):
-                cells = {"": f"{setting}, {km} km ({source})"}
-                for scheme, g, f in zip(SCHEMES, mbps, fair, strict=True):
-                    cells[f"{scheme} Mb/s"] = f"{g:.1f}"
-                    cells[f"{scheme} fairness"] = f"{f:.1f}"
-                rows.append(cells)
+            paper = {"": f"{setting}, {km} km (paper)"}
+            ours = {"": f"{setting}, {km} km (tcplab)"}
+            for scheme, g, f in zip(SCHEMES, goodput, fairness, strict=True):
+                paper[f"{scheme} Mb/s"] = f"{g:.1f}"
+                paper[f"{scheme} fairness"] = f"{f:.1f}"
+                point = _table3_row(results, setting, km, scheme)
+                mbps, ci95 = point["goodput_bps"] / 1e6, _ci95(point, "goodput_bps") / 1e6
+                ours[f"{scheme} Mb/s"] = f"{mbps:.1f} ± {ci95:.1f}"
+                ours[f"{scheme} fairness"] = _pm(point["fairness"], _ci95(point, "fairness"))
+            rows += [paper, ours]
     return pd.DataFrame(rows)
 
 
