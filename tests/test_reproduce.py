@@ -192,7 +192,7 @@ def test_a_conclusion_that_does_not_hold_is_printed_and_exits_0(
     [
         (
             ["reproduce", "seed999"],
-            "no paper pack 'seed999'; known packs: seed000, seed001, seed003, seed004",
+            "no paper pack 'seed999'; known packs: seed000, seed001, seed002, seed003, seed004",
         ),
         (["reproduce"], "name a paper pack"),
         (["reproduce", "seed000", "--jobs", "0"], "--jobs"),

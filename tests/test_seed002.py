@@ -8,19 +8,10 @@ Classical IP, and 10BASE-T Ethernet through the switch's LAN module.
 
 from __future__ import annotations
 
-import copy
-import sys
-from pathlib import Path
 from typing import Any
 
 import tcplab
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
-
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "atm-lan.toml"
+from tcplab.papers.seed002 import testbed as atm_testbed
 
 IPOA_MSS = 9180 - 40  # RFC 1626's MTU for IP over ATM, less the IP and TCP headers
 LANE_MSS = 1500 - 40
@@ -70,30 +61,6 @@ def test_a_smaller_mtu_costs_more_cpu_for_the_same_rate() -> None:
     ipoa = transfer("10Mbps", IPOA_MSS, FILE).summary
     assert lane["cpu_utilisation"] > 1.05 * ipoa["cpu_utilisation"]
     assert lane["goodput_per_cpu_bps"] < ipoa["goodput_per_cpu_bps"]
-
-
-def atm_testbed(
-    net: str, size: str = "5MB", client_buffer: str = "64KiB", server_buffer: str = "64KiB"
-) -> dict[str, Any]:
-    """examples/atm-lan.toml (Classical IP) as LANE or Ethernet: the Ethernet client sits on
-    10BASE-T behind the switch's LAN module, which bridges to the server's ATM25 port by
-    LANE (so its MSS is LANE's too)."""
-    with EXAMPLE.open("rb") as file:
-        spec = tomllib.load(file)
-    spec = copy.deepcopy(spec)
-    mss = IPOA_MSS if net == "clip" else LANE_MSS
-    for host, buffer in zip(spec["hosts"], (client_buffer, server_buffer), strict=True):
-        host["tcp"].update(mss=mss, sndbuf=buffer, rcvbuf=buffer)
-    for link in spec["links"]:
-        link["encapsulation"] = "clip" if net == "clip" else "lane"
-    if net == "ethernet":
-        spec["routers"].append({"name": "lan-module"})
-        to_switch = {**spec["links"][0], "rate": "149.76Mbps", "cell_overhead": 0}
-        spec["links"][0] = {**to_switch, "between": ["lan-module", "virata"]}
-        ethernet = {"kind": "ethernet", "rate": "10Mbps", "delay": "500ns"}
-        spec["links"].insert(0, {"between": ["client", "lan-module"], **ethernet})
-    spec["flows"][0]["app"]["bytes"] = size
-    return spec
 
 
 def test_classical_ip_beats_lane_beats_ethernet_in_transfer_rate() -> None:

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from tcplab.errors import TcplabError
-from tcplab.papers import seed000, seed001, seed003, seed004
+from tcplab.papers import seed000, seed001, seed002, seed003, seed004
 from tcplab.papers.pack import Pack, Reproduction, load_reproduction, reproduce
 
 PACKS: dict[str, Pack] = {
-    pack.name: pack for pack in (seed000.PACK, seed001.PACK, seed003.PACK, seed004.PACK)
+    pack.name: pack
+    for pack in (seed000.PACK, seed001.PACK, seed002.PACK, seed003.PACK, seed004.PACK)
 }
 
 __all__ = ["PACKS", "Pack", "Reproduction", "get_pack", "load_reproduction", "reproduce"]
