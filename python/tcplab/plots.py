@@ -53,6 +53,8 @@ _QUANTITIES: dict[str, tuple[str, Kind]] = {
     "segments_sent": ("segments sent", "count"),
     "utilisation": ("utilisation", "share"),
     "efficiency": ("efficiency", "share"),
+    "cpu_utilisation": ("CPU utilisation", "share"),
+    "goodput_per_cpu_bps": ("goodput per unit of CPU", "rate"),
     "fairness": ("Jain fairness index", "number"),
     "sndbuf": ("socket send buffer", "size"),
     "rcvbuf": ("socket receive buffer", "size"),
