@@ -4,25 +4,11 @@
 
 mod common;
 
-use common::{refused, run};
+use common::{atm_channel, atm_host_tcp as tcp, refused, run};
 use serde_json::{json, Value};
 
-fn tcp() -> Value {
-    json!({"cc": "newreno", "sndbuf": 262144, "rcvbuf": 262144, "mss": 1460,
-        "initial_window": 10, "window_scaling": true, "sack": false, "timestamps": false,
-        "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
-        "nagle": true, "fast_retransmit": true, "min_rto_ns": 200_000_000})
-}
-
-/// A 150 Mb/s cell stream with LLC/SNAP.
-fn atm_channel() -> Value {
-    json!({"rate_bps": 150_000_000, "delay_ns": 1_000_000, "queue": {"packets": 100},
-        "error": {"kind": "none"}, "framing": {"overhead_bytes": 0, "min_payload_bytes": 0},
-        "atm": {"slot_octets": 53, "encapsulation_bytes": 8, "mtu": 9180}})
-}
-
 fn link(nodes: [usize; 2]) -> Value {
-    json!({"nodes": nodes, "forward": atm_channel(), "reverse": atm_channel()})
+    json!({"nodes": nodes, "forward": atm_channel(json!({"kind": "none"})), "reverse": atm_channel(json!({"kind": "none"}))})
 }
 
 fn abr() -> Value {

@@ -1,6 +1,9 @@
 //! 802.11b links through the public entry point: the plan's wlan fields are checked and
 //! name the field at fault, and a run over a shared medium is deterministic.
 
+mod common;
+
+use common::{refused, run};
 use serde_json::{json, Value};
 
 fn tcp() -> Value {
@@ -35,18 +38,10 @@ fn two_stations() -> Value {
         "flows": [{"src": 0, "dst": 2, "app": bulk}, {"src": 2, "dst": 1, "app": bulk}]})
 }
 
-fn refused(plan: &Value) -> String {
-    tcplab_sim::run_json(&plan.to_string())
-        .unwrap_err()
-        .to_string()
-}
-
 #[test]
 fn a_shared_medium_runs_the_same_every_time() {
-    let run = || tcplab_sim::run_json(&two_stations().to_string()).unwrap();
-    let first = run();
-    assert_eq!(first, run());
-    let result: Value = serde_json::from_str(&first).unwrap();
+    let result = run(&two_stations());
+    assert_eq!(result, run(&two_stations()));
     for row in &result["links"].as_array().unwrap()[..4] {
         assert!(row["packets"].as_u64().unwrap() > 0, "{row}");
         assert!(row["retries"].is_u64() && row["collisions"].is_u64());
