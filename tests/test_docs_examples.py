@@ -1,5 +1,9 @@
 """The examples in README.md and docs/ run as documented.
 
+Besides the rule below: every ```toml block holds valid scenario fields (a fragment may leave
+out what FRAGMENT_PROBLEMS names), every examples/*.toml is named in the docs and, unless its
+backend is emu, runs with `tcplab run`, and cli.md names every command and `--option`.
+
 Rule for what runs: every `tcplab ...` command in a ```console/```sh/```bash block (the
 lines after a prompt, `$ ` or `host$ `, or, in a block without prompts, the lines starting
 with `tcplab`, `.venv/bin/tcplab` or `sudo tcplab`) runs, except the ones listed in NOT_RUN
@@ -25,6 +29,13 @@ import pytest
 from typer.testing import CliRunner
 
 from tcplab.cli import app
+from tcplab.errors import SpecError
+from tcplab.spec import load_spec, validate_spec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -170,6 +181,33 @@ def test_documented_examples_run(doc: Path, work: Path) -> None:
         assert done.returncode == 0, f"{doc.name}'s python block {k}:\n{done.stderr[-3000:]}"
 
 
+# What a ```toml block may lack because it shows part of a scenario: links, the second host,
+# or the [[flows]] its routers would need. Anything else (an unknown or a renamed field, a
+# bad value) fails.
+FRAGMENT_PROBLEMS = (
+    "links: at least one link is required",
+    "hosts: exactly 2 hosts without [[flows]]",
+    "routers: only with [[flows]]",
+)
+
+
+def test_toml_blocks_are_valid_scenario_fields() -> None:
+    wrong = []
+    for doc in DOC_FILES:
+        for match in _BLOCK.finditer(doc.read_text()):
+            if match.group(1) != "toml":
+                continue
+            try:
+                validate_spec(tomllib.loads(match.group(2)))
+            except SpecError as error:
+                wrong += [
+                    f"{doc.name}: {problem}"
+                    for problem in error.problems
+                    if not problem.startswith(FRAGMENT_PROBLEMS)
+                ]
+    assert wrong == []
+
+
 def test_not_run_list_names_documented_commands_only() -> None:
     documented = {" ".join(c) for commands, _ in DOCUMENTED.values() for c, _ in commands}
     assert set(NOT_RUN) - documented == set()
@@ -179,6 +217,17 @@ def test_every_example_file_is_documented() -> None:
     docs = "".join(doc.read_text() for doc in DOC_FILES)
     missing = [p.name for p in sorted((ROOT / "examples").glob("*.toml")) if p.name not in docs]
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    "example",
+    [p for p in sorted((ROOT / "examples").glob("*.toml")) if load_spec(p).backend != "emu"],
+    ids=lambda p: p.name,
+)
+def test_every_sim_or_model_example_runs(example: Path, work: Path) -> None:
+    """`tcplab run FILE` on each example whose backend this machine runs (emu: test_emu_*)."""
+    result = CliRunner().invoke(app, ["run", f"examples/{example.name}"])
+    assert result.exit_code == 0, result.output
 
 
 def _command_paths(group: Any, prefix: str) -> list[str]:
