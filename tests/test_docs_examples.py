@@ -10,8 +10,11 @@ with `tcplab`, `.venv/bin/tcplab` or `sudo tcplab`) runs, except the ones listed
 with the reason. Every ```python block runs too, each as a script of its own, after the
 file's commands. Each documentation file runs in its own copy of examples/, in document
 order (a `tcplab report` follows the sweep it reads). Paths under /tmp/ are moved into that
-copy. A `| jq ...` is dropped and stdout must be JSON instead; a `> FILE` writes stdout to
-FILE. A command exits 0, or the code its block shows after it (`$ echo $?`).
+copy. A command ending in `&` (a measure server) starts in the background on a free port,
+which replaces its documented `--port` in the commands after it, and must exit 0 once the
+file's commands are done. A `| jq ...` is dropped and stdout must be JSON instead; a
+`> FILE` writes stdout to FILE. A command exits 0, or the code its block shows after it
+(`$ echo $?`).
 """
 
 from __future__ import annotations
@@ -76,10 +79,6 @@ NOT_RUN: dict[str, str] = {
     "--duration 5s --nodelay": _TWO_MACHINES,
     "tcplab measure client 192.0.2.7 --duration 60s --stream audio,udp,20ms,160 "
     "--stream video,tcp,66ms,2134 --nodelay": _TWO_MACHINES,
-    "tcplab measure server --bind 127.0.0.1 --port 5399 &": "a server in the background; "
-    "the loopback pair is covered by tests/test_measure.py",
-    "tcplab measure client 127.0.0.1 --port 5399 --rr --request-size 100 --response-size 1000 "
-    "--duration 2s --nodelay": "needs the server above; covered by tests/test_measure.py",
 }
 
 
@@ -134,9 +133,17 @@ def _documented(doc: Path) -> tuple[list[tuple[list[str], int]], list[str]]:
 DOCUMENTED = {doc: _documented(doc) for doc in DOC_FILES}
 
 
-def _run_command(documented: list[str], expected: int, work: Path) -> None:
+def _run_command(
+    documented: list[str], expected: int, work: Path, ports: dict[str, str]
+) -> subprocess.Popen[str] | None:
+    """Run one command; one ending in `&` starts in the background and is returned."""
     command = " ".join(documented)
     words = [w.replace("/tmp/", f"{work}/tmp/") for w in documented]
+    if "--port" in words:
+        at = words.index("--port") + 1
+        words[at] = "0" if words[-1] == "&" else ports.get(words[at], words[at])
+    if words[-1] == "&":
+        return _start_server(words[1:-1], documented[documented.index("--port") + 1], ports)
     to_file = to_jq = None
     if "|" in words:
         words, to_jq = words[: words.index("|")], True
@@ -151,6 +158,20 @@ def _run_command(documented: list[str], expected: int, work: Path) -> None:
         json.loads(output)
     if to_file is not None:
         to_file.write_text(output)
+    return None
+
+
+def _start_server(args: list[str], port: str, ports: dict[str, str]) -> subprocess.Popen[str]:
+    """`tcplab measure server ... &` on a free port (another test may hold the documented
+    one), which the commands after it then use in its place."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from tcplab.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    ports[port] = str(json.loads(server.stdout.readline())["port"])
+    return server
 
 
 @pytest.fixture
@@ -168,9 +189,21 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 )
 def test_documented_examples_run(doc: Path, work: Path) -> None:
     commands, python = DOCUMENTED[doc]
-    for command, expected in commands:
-        if " ".join(command) not in NOT_RUN:
-            _run_command(command, expected, work)
+    ports: dict[str, str] = {}
+    background: list[subprocess.Popen[str]] = []
+    try:
+        for command, expected in commands:
+            if " ".join(command) not in NOT_RUN:
+                server = _run_command(command, expected, work, ports)
+                background += [server] if server else []
+        for server in background:
+            server.communicate(timeout=30)
+            assert server.returncode == 0, f"{doc.name}: {server.args} exited {server.returncode}"
+    finally:
+        for server in background:
+            if server.poll() is None:
+                server.kill()
+                server.communicate()
     for k, block in enumerate(python):
         # A file, not `python -c`: the local executor's worker processes import it again.
         script = work / f"doc_example_{k}.py"
