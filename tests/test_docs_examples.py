@@ -2,7 +2,8 @@
 
 Besides the rule below: every ```toml block holds valid scenario fields (a fragment may leave
 out what FRAGMENT_PROBLEMS names), every examples/*.toml is named in the docs and, unless its
-backend is emu, runs with `tcplab run`, and cli.md names every command and `--option`.
+backend is emu, runs with `tcplab run`, cli.md names every command and `--option`, and
+every test a doc cites as `file::test` exists.
 
 Rule for what runs: every `tcplab ...` command in a ```console/```sh/```bash block (the
 lines after a prompt, `$ ` or `host$ `, or, in a block without prompts, the lines starting
@@ -261,6 +262,24 @@ def test_every_sim_or_model_example_runs(example: Path, work: Path) -> None:
     """`tcplab run FILE` on each example whose backend this machine runs (emu: test_emu_*)."""
     result = CliRunner().invoke(app, ["run", f"examples/{example.name}"])
     assert result.exit_code == 0, result.output
+
+
+def test_every_test_a_doc_cites_exists() -> None:
+    """A doc's `file.py::test_name` or `file.rs::test_name` names a test that is there."""
+    cited = {
+        (Path(path).name, name)
+        for doc in DOC_FILES
+        for path, name in re.findall(r"([\w/.-]+\.(?:py|rs))::(\w+)", doc.read_text())
+    }
+    sources = [
+        p for d in ("tests", "crates", "python", "bench") for p in (ROOT / d).rglob("*.[pr][ys]")
+    ]
+    defined = {
+        (p.name, name)
+        for p in sources
+        for name in re.findall(r"\b(?:def|fn) (\w+)", p.read_text(errors="replace"))
+    }
+    assert sorted(cited - defined) == []
 
 
 def _command_paths(group: Any, prefix: str) -> list[str]:
