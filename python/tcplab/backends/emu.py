@@ -561,9 +561,7 @@ def to_result(
             "retransmits": end["sum_sent"].get("retransmits"),
             "timeouts": netstat.get("TCPTimeouts"),
             "persist_probes": netstat.get("TCPWinProbe"),
-            "srtt_s": (info.get("rtt") or 0) / 1e6,
-            "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
-            "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
+            **tcp_info_columns(info),
         }
     ]
     summary.update(_host_summary(goodput, summary["emu"]))
@@ -579,6 +577,27 @@ def to_result(
         "trace": _trace(trace),
     }
     return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
+
+
+def tcp_info_columns(info: Mapping[str, Any]) -> dict[str, Any]:
+    """A flow row's sender state from a TCP_INFO sample (µs and segments, as the kernel
+    reports them)."""
+    return {
+        "srtt_s": (info.get("rtt") or 0) / 1e6,
+        "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
+        "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
+    }
+
+
+def sender_columns(info: Mapping[str, Any]) -> dict[str, Any]:
+    """A flow row's sender columns from TCP_INFO alone, for the connections (media streams,
+    a PEP's onward sockets) whose namespace counters are not theirs alone."""
+    return {
+        "retransmits": info.get("total_retrans"),
+        "timeouts": None,
+        "persist_probes": None,
+        **tcp_info_columns(info),
+    }
 
 
 def _transactions(measured: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -103,12 +103,7 @@ def to_result(
                 "dst": dst,
                 "goodput_bps": 8 * delivered / elapsed,
                 "bytes_delivered": delivered,
-                "retransmits": info.get("total_retrans"),
-                "timeouts": None,
-                "persist_probes": None,
-                "srtt_s": (info.get("rtt") or 0) / 1e6,
-                "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
-                "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
+                **base.sender_columns(info),
             }
         )
         streams.append(

@@ -124,17 +124,6 @@ def _data_pair(report: Mapping[str, Any]) -> Mapping[str, Any]:
     return max(report["pairs"], key=lambda pair: pair["to_server_bytes"])
 
 
-def _sender_columns(info: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "retransmits": info.get("total_retrans"),
-        "timeouts": None,
-        "persist_probes": None,
-        "srtt_s": (info.get("rtt") or 0) / 1e6,
-        "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
-        "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
-    }
-
-
 def segments(
     plan: Mapping[str, Any],
     flow: Mapping[str, Any],
@@ -149,7 +138,7 @@ def segments(
     pairs = [_data_pair(report) for report in reports]
     senders = [
         {key: flow[key] for key in ("retransmits", "srtt_s", "min_rtt_s", "final_cwnd_bytes")},
-        *(_sender_columns(pair["opened_tcp_info"]) for pair in pairs),
+        *(emu.sender_columns(pair["opened_tcp_info"]) for pair in pairs),
     ]
     delivered = [pair["to_server_bytes"] for pair in pairs] + [flow["bytes_delivered"]]
     return [
