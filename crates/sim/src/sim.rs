@@ -7,7 +7,7 @@ use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
 use crate::flow::Flow;
 use crate::host::{Cpu, CpuCosts};
 use crate::metrics::{IntervalSeries, Trace};
-use crate::net::{Channel, Packet, Taps};
+use crate::net::{Channel, Packet, PacketRef, Packets, Taps};
 use crate::pep::{self, Relay};
 use crate::plan::Plan;
 use crate::result::RunResult;
@@ -18,13 +18,15 @@ mod media;
 mod report;
 mod wlan;
 
+/// Events name what they concern by index (a packet by its slot in `Simulation::packets`),
+/// so an entry of the queue is a few words and scheduling one allocates nothing.
 enum Event {
     /// A channel finished serializing its frame.
     TxDone(usize),
     /// A packet reached the far end of the channel it was on.
-    Arrive(Packet),
-    /// Something in the ATM links' own schedule fell due: a cell reached the far end of
-    /// its wire, or an ABR source may send (never queued, see `next_event`).
+    Arrive(PacketRef),
+    /// A wake-up the ATM links asked for (crate::atm): a cell reached the far end of its
+    /// wire, or an ABR source may send. Scheduled behind the other events of its instant.
     AtmDue(usize),
     SenderTimer(usize, usize),
     ReceiverTimer(usize, usize),
@@ -42,8 +44,8 @@ enum Event {
 
 /// A piece of work for a host's CPU.
 enum Job {
-    Receive(Packet),
-    Send(Packet),
+    Receive(PacketRef),
+    Send(PacketRef),
     Write {
         flow: usize,
         side: usize,
@@ -61,12 +63,26 @@ enum Job {
     },
 }
 
+/// What carries a channel's packets.
+#[derive(Clone, Copy)]
+enum Carrier {
+    /// Its own serializer and queue (`Simulation::channels`).
+    Wire,
+    /// An 802.11 medium it shares with other wlan directions.
+    Wlan,
+    /// ATM cells.
+    Atm,
+}
+
 pub struct Simulation {
     plan: Plan,
     now: Nanos,
     events: EventQueue<Event>,
+    /// Every packet between the host that sent it and the one it reaches.
+    packets: Packets,
     /// Link i's forward direction is channel 2i, its reverse 2i + 1.
     channels: Vec<Channel>,
+    carriers: Vec<Carrier>,
     /// The 802.11 media, which carry the wlan links' channels instead.
     wlan: Wlan,
     /// The links that carry ATM cells, if any (crate::atm).
@@ -81,6 +97,10 @@ pub struct Simulation {
     relays: Vec<Relay>,
     /// Connection sides a relay moved bytes for, which run again at the same instant.
     relay_woken: Vec<(usize, usize)>,
+    /// Spare buffers for the segments a side sends and the ACKs its receiver owes, kept
+    /// so that handling an event allocates nothing.
+    spare_out: Vec<Segment>,
+    spare_acks: Vec<Segment>,
     /// Sized flows not yet complete, and whether every flow is sized (then the run ends
     /// when they are all complete).
     pending: usize,
@@ -110,11 +130,25 @@ impl Simulation {
         let atm = AtmNet::new(&plan, &routes);
         let pending = flows.iter().filter(|f| f.bytes.is_some()).count();
         let ends: Vec<(usize, usize)> = flows.iter().map(|f| (f.hosts[0], f.hosts[1])).collect();
+        let wlan = Wlan::new(&plan);
+        let carriers = (0..channels.len())
+            .map(|ch| {
+                if wlan.carries(ch) {
+                    Carrier::Wlan
+                } else if atm.as_ref().is_some_and(|a| a.carries(ch)) {
+                    Carrier::Atm
+                } else {
+                    Carrier::Wire
+                }
+            })
+            .collect();
         Self {
             now: 0,
             events: EventQueue::default(),
+            packets: Packets::default(),
             channels,
-            wlan: Wlan::new(&plan),
+            carriers,
+            wlan,
             atm,
             cpus: (0..plan.node_count())
                 .map(|n| plan.hosts.get(n).and_then(|h| h.cpu.as_ref().map(Cpu::new)))
@@ -125,6 +159,8 @@ impl Simulation {
             flows,
             relays,
             relay_woken: Vec::new(),
+            spare_out: Vec::new(),
+            spare_acks: Vec::new(),
             stopped_at: None,
             series: IntervalSeries::new(plan.interval_ns),
             trace: Trace::default(),
@@ -147,7 +183,7 @@ impl Simulation {
         self.dispatch();
         self.events
             .schedule(self.plan.trace_interval_ns.min(end), Event::Sample);
-        while let Some((at, event)) = self.next_event() {
+        while let Some((at, event)) = self.events.pop() {
             if at > end {
                 break;
             }
@@ -165,26 +201,13 @@ impl Simulation {
         self.finish(stop)
     }
 
-    /// The next thing to happen: the earliest queued event, or what falls due in the ATM
-    /// links (crate::atm keeps a schedule of small entries of its own: cells reaching the
-    /// end of a wire, ABR sources' wake-ups); at equal times the queued event first.
-    fn next_event(&mut self) -> Option<(Nanos, Event)> {
-        let cell = self.atm.as_ref().and_then(AtmNet::next_due);
-        match (cell, self.events.peek_at()) {
-            (Some(at), queued) if queued.is_none_or(|q| at < q) => {
-                let entry = self.atm.as_mut().and_then(AtmNet::pop_due)?;
-                Some((at, Event::AtmDue(entry)))
-            }
-            _ => self.events.pop(),
-        }
-    }
-
     fn handle(&mut self, event: Event) {
         match event {
             Event::TxDone(ch) => {
                 let departure = self.channels[ch].finish(self.now);
-                if let Some((packet, at)) = departure.arrival {
-                    self.events.schedule(at, Event::Arrive(packet));
+                match departure.arrival {
+                    Ok((packet, at)) => self.events.schedule(at, Event::Arrive(packet)),
+                    Err(lost) => self.lose(lost),
                 }
                 if let Some(at) = departure.next_done {
                     self.tap(ch);
@@ -194,13 +217,16 @@ impl Simulation {
             Event::Arrive(packet) => self.arrive(packet),
             Event::AtmDue(entry) => {
                 let atm = self.atm.as_mut().expect("only ATM links carry cells");
-                if let Some(packet) = atm.handle(self.now, entry) {
+                let delivered = atm.handle(self.now, entry);
+                self.atm_wakeups();
+                if let Some(packet) = delivered {
+                    let packet = self.packets.insert(packet);
                     self.arrive(packet);
                 }
             }
             Event::SenderTimer(f, s) => {
                 self.flows[f].sides[s].tx_wake.fired(self.now);
-                let mut out = Vec::new();
+                let mut out = self.out_buffer();
                 if let Some(tx) = &mut self.flows[f].sides[s].tx {
                     tx.on_timer(self.now, &mut out);
                 }
@@ -208,11 +234,13 @@ impl Simulation {
             }
             Event::ReceiverTimer(f, s) => {
                 self.flows[f].sides[s].rx_wake.fired(self.now);
-                self.activity(f, s, Vec::new());
+                let out = self.out_buffer();
+                self.activity(f, s, out);
             }
             Event::AppWake(f, s) => {
                 self.flows[f].sides[s].app_wake.fired(self.now);
-                self.activity(f, s, Vec::new());
+                let out = self.out_buffer();
+                self.activity(f, s, out);
             }
             Event::CpuDone(h) => {
                 let job = self.cpus[h]
@@ -252,12 +280,14 @@ impl Simulation {
         if !flow.handshake {
             flow.open_established(self.now);
             self.relay_connects(f);
-            self.activity(f, 1, Vec::new());
-            return self.activity(f, 0, Vec::new());
+            let out = self.out_buffer();
+            self.activity(f, 1, out);
+            let out = self.out_buffer();
+            return self.activity(f, 0, out);
         }
         let client = &mut flow.sides[0];
         client.connected = true;
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.spare_out);
         if let Some(tx) = &mut client.tx {
             tx.connect(self.now, &mut out);
         }
@@ -268,7 +298,8 @@ impl Simulation {
     /// given work start on it.
     fn dispatch(&mut self) {
         while let Some((f, s)) = self.relay_woken.pop() {
-            self.activity(f, s, Vec::new());
+            let out = self.out_buffer();
+            self.activity(f, s, out);
         }
         while let Some(h) = self.touched.pop() {
             if let Some(at) = self.cpus[h].as_mut().and_then(|c| c.dispatch(self.now)) {
@@ -279,27 +310,33 @@ impl Simulation {
 
     /// A packet reached the end of its current channel: forward it (store-and-forward
     /// routers add no processing delay) or hand it to the host at the end of its route.
-    fn arrive(&mut self, mut packet: Packet) {
-        let route = &self.flows[packet.flow].routes[packet.route];
-        if packet.hop + 1 < route.len() {
-            packet.hop += 1;
+    fn arrive(&mut self, packet: PacketRef) {
+        let p = self.packets.get_mut(packet.id);
+        let route = &self.flows[p.flow].routes[p.route];
+        if p.hop + 1 < route.len() {
+            p.hop += 1;
             self.offer(packet);
             return;
         }
-        let host = self.flows[packet.flow].sides[1 - packet.route].host;
+        let host = self.flows[p.flow].sides[1 - p.route].host;
         match &mut self.cpus[host] {
-            Some(cpu) => {
+            Some(cpu) => match cpu.receive(Job::Receive(packet)) {
+                Ok(()) => self.touched.push(host),
                 // A packet that finds the NIC ring full is lost (counted by the CPU).
-                if cpu.receive(Job::Receive(packet)).is_ok() {
-                    self.touched.push(host);
-                }
-            }
+                Err(_) => self.lose(packet),
+            },
             None => self.deliver(packet),
         }
     }
 
+    /// A packet was lost on the way: its slot is free again.
+    fn lose(&mut self, packet: PacketRef) {
+        self.packets.remove(packet.id);
+    }
+
     /// TCP processes a packet from the peer.
-    fn deliver(&mut self, packet: Packet) {
+    fn deliver(&mut self, packet: PacketRef) {
+        let packet = self.packets.remove(packet.id);
         if let Some(udp) = packet.udp {
             return self.media_fragment(packet.flow, udp);
         }
@@ -307,7 +344,7 @@ impl Simulation {
         let now = self.now;
         let side = &mut self.flows[f].sides[s];
         let seg = packet.segment;
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.spare_out);
         if from_sender(&seg) {
             if let Some(rx) = &mut side.rx {
                 rx.on_segment(now, &seg);
@@ -330,7 +367,7 @@ impl Simulation {
                 &Segment {
                     seq: seg.seq,
                     len: seg.len,
-                    ..*ack
+                    ..ack
                 },
                 &mut out,
             );
@@ -359,33 +396,25 @@ impl Simulation {
             self.next_write(f, s);
         }
         let now = self.now;
-        let side = &mut self.flows[f].sides[s];
-        let mut packets = Vec::with_capacity(out.len() + 1);
-        for segment in out {
-            let piggyback = side
-                .rx
-                .as_mut()
-                .and_then(|rx| rx.piggyback(now))
-                .map(Box::new);
-            packets.push((segment, piggyback));
+        // Every data segment takes the receiver's ACK if one is due, before the receiver
+        // decides what ACKs it still owes; sending changes neither.
+        for &segment in &out {
+            let rx = self.flows[f].sides[s].rx.as_mut();
+            let piggyback = rx.and_then(|rx| rx.piggyback(now));
+            self.send(host, f, s, segment, piggyback);
         }
-        if let Some(rx) = &mut side.rx {
-            let mut acks = Vec::new();
+        out.clear();
+        if out.capacity() > self.spare_out.capacity() {
+            self.spare_out = out;
+        }
+        if let Some(rx) = &mut self.flows[f].sides[s].rx {
+            let mut acks = std::mem::take(&mut self.spare_acks);
             rx.poll(now, &mut acks);
-            packets.extend(acks.into_iter().map(|a| (a, None)));
-        }
-        for (segment, piggyback) in packets {
-            self.send(
-                host,
-                Packet {
-                    flow: f,
-                    route: s,
-                    hop: 0,
-                    segment,
-                    piggyback,
-                    udp: None,
-                },
-            );
+            for &ack in &acks {
+                self.send(host, f, s, ack, None);
+            }
+            acks.clear();
+            self.spare_acks = acks;
         }
         let flow = &mut self.flows[f];
         if s == 0 {
@@ -540,7 +569,7 @@ impl Simulation {
             Job::Write { flow, side, bytes } => {
                 let s = &mut self.flows[flow].sides[side];
                 s.writing = false;
-                let mut out = Vec::new();
+                let mut out = std::mem::take(&mut self.spare_out);
                 if let (Some(tx), Some(writer)) = (&mut s.tx, &mut s.writer) {
                     tx.write(bytes);
                     writer.wrote(now, bytes);
@@ -565,12 +594,14 @@ impl Simulation {
                     s.read_returned(now);
                     self.consumed(flow, side, bytes);
                 }
-                self.activity(flow, side, Vec::new());
+                let out = self.out_buffer();
+                self.activity(flow, side, out);
             }
             Job::Store { flow, side, bytes } => {
                 self.flows[flow].sides[side].read_returned(now);
                 self.consumed(flow, side, bytes);
-                self.activity(flow, side, Vec::new());
+                let out = self.out_buffer();
+                self.activity(flow, side, out);
             }
         }
     }
@@ -603,8 +634,31 @@ impl Simulation {
         }
     }
 
+    /// Side `s` of connection `f`, on `host`, sends a TCP segment (with an ACK on it).
+    fn send(
+        &mut self,
+        host: usize,
+        f: usize,
+        s: usize,
+        segment: Segment,
+        piggyback: Option<Segment>,
+    ) {
+        self.send_packet(
+            host,
+            Packet {
+                flow: f,
+                route: s,
+                hop: 0,
+                segment,
+                piggyback,
+                udp: None,
+            },
+        );
+    }
+
     /// A packet leaves its host: through the CPU if the host has one.
-    fn send(&mut self, host: usize, packet: Packet) {
+    fn send_packet(&mut self, host: usize, packet: Packet) {
+        let packet = self.packets.insert(packet);
         match &mut self.cpus[host] {
             Some(cpu) => {
                 cpu.transmit(Job::Send(packet));
@@ -614,23 +668,48 @@ impl Simulation {
         }
     }
 
-    fn offer(&mut self, packet: Packet) {
-        let ch = self.flows[packet.flow].routes[packet.route][packet.hop];
-        if self.wlan.carries(ch) {
-            return self.wlan_offer(ch, packet);
+    /// A packet enters the channel at its hop, whatever carries it.
+    fn offer(&mut self, packet: PacketRef) {
+        let p = self.packets.get(packet.id);
+        let ch = self.flows[p.flow].routes[p.route][p.hop];
+        match self.carriers[ch] {
+            Carrier::Wire => match self.channels[ch].offer(self.now, packet) {
+                Ok(Some(done)) => {
+                    self.tap(ch);
+                    self.events.schedule(done, Event::TxDone(ch));
+                }
+                Ok(None) => {}
+                Err(dropped) => self.lose(dropped),
+            },
+            Carrier::Wlan => self.wlan_offer(ch, packet),
+            Carrier::Atm => {
+                // The cells carry the packet from here; crate::atm keeps it while they do.
+                let packet = self.packets.remove(packet.id);
+                let atm = self.atm.as_mut().expect("ATM channels have the ATM links");
+                atm.send(self.now, packet);
+                self.atm_wakeups();
+            }
         }
-        if let Some(atm) = self.atm.as_mut().filter(|a| a.carries(ch)) {
-            return atm.send(self.now, packet);
+    }
+
+    /// Queues the wake-ups the ATM links asked for, behind the events of their instant.
+    fn atm_wakeups(&mut self) {
+        if let Some(atm) = &mut self.atm {
+            for (at, entry) in atm.take_wakeups() {
+                self.events.schedule_behind(at, Event::AtmDue(entry));
+            }
         }
-        if let Some(done) = self.channels[ch].offer(self.now, packet) {
-            self.tap(ch);
-            self.events.schedule(done, Event::TxDone(ch));
-        }
+    }
+
+    /// A spare buffer for the segments a side sends.
+    fn out_buffer(&mut self) -> Vec<Segment> {
+        std::mem::take(&mut self.spare_out)
     }
 
     /// A frame has just started onto the wire of channel `ch`: show it to the captures.
     fn tap(&mut self, ch: usize) {
         if let Some(packet) = self.channels[ch].in_service() {
+            let packet = self.packets.get(packet.id);
             show_on_wire(&mut self.taps, self.now, ch, packet);
         }
     }

@@ -4,9 +4,8 @@
 //! packets and link events; everything that knows about cells lives here.
 //!
 //! Cells on a link direction reach its far end in the order they left, so each direction
-//! keeps its cells in flight in a FIFO, and only each FIFO's head cell waits in a schedule
-//! of small entries of its own ([`AtmNet::next_due`]), apart from the simulator's event
-//! queue, whose entries are as large as a packet.
+//! keeps its cells in flight in a FIFO, and only each FIFO's head cell has an entry in the
+//! simulator's event queue: a wake-up ([`AtmNet::take_wakeups`]) naming the wire.
 //!
 //! ABR (ATM Forum TM 4.0, [`abr`]) plugs in at four points: [`AtmNet::send`] hands an ABR
 //! VC's frames to its source, whose wake-ups (one per cell, at 1/ACR) share the wires'
@@ -23,8 +22,7 @@ pub mod port;
 pub mod sar;
 pub mod switch;
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::engine::{Nanos, RngStream};
 use crate::net::Packet;
@@ -62,12 +60,10 @@ pub struct AtmNet {
     ports: Vec<Option<Port>>,
     /// Per channel: the cells on the wire, with the time each reaches the far end.
     wires: Vec<VecDeque<(Nanos, Cell)>>,
-    /// What falls due, by when (ties: first scheduled first): below `wires.len()` a wire
-    /// whose head cell arrives, above it the ABR source of VC (entry − `wires.len()`).
-    due: BinaryHeap<Reverse<(Nanos, u64, usize)>>,
-    scheduled: u64,
-    /// Head-cell arrivals handled, for the run's count of events.
-    pub arrivals: u64,
+    /// Wake-ups asked for since the simulator last took them, in the order asked: below
+    /// `wires.len()` a wire whose head cell arrives, above it the ABR source of VC
+    /// (entry − `wires.len()`).
+    wakeups: Vec<(Nanos, usize)>,
     /// Per channel: the encapsulation bytes in front of each datagram.
     encapsulation: Vec<u64>,
     vcs: Vec<Vc>,
@@ -152,9 +148,7 @@ impl AtmNet {
             .collect();
         let mut net = Self {
             wires: vec![VecDeque::new(); channels.len()],
-            due: BinaryHeap::new(),
-            scheduled: 0,
-            arrivals: 0,
+            wakeups: Vec::new(),
             ports,
             encapsulation,
             vcs,
@@ -182,19 +176,14 @@ impl AtmNet {
         self.ports[channel].is_some()
     }
 
-    /// When the next cell reaches the far end of its wire.
-    pub fn next_due(&self) -> Option<Nanos> {
-        self.due.peek().map(|Reverse((at, _, _))| *at)
-    }
-
-    /// What falls due next ([`AtmNet::next_due`]), for [`AtmNet::handle`].
-    pub fn pop_due(&mut self) -> Option<usize> {
-        self.due.pop().map(|Reverse((_, _, entry))| entry)
+    /// The wake-ups asked for since the last call, in the order asked, each to be handed
+    /// back to [`AtmNet::handle`] when it falls due.
+    pub fn take_wakeups(&mut self) -> std::vec::Drain<'_, (Nanos, usize)> {
+        self.wakeups.drain(..)
     }
 
     fn schedule(&mut self, at: Nanos, entry: usize) {
-        self.due.push(Reverse((at, self.scheduled, entry)));
-        self.scheduled += 1;
+        self.wakeups.push((at, entry));
     }
 
     fn schedule_source(&mut self, at: Nanos, vc: u32) {
@@ -256,8 +245,9 @@ impl AtmNet {
         }
     }
 
-    /// What [`AtmNet::pop_due`] gave falls due at `now`: a wire's head cell arrives (a
-    /// frame that passes reassembly comes out as its packet), or an ABR source may send.
+    /// A wake-up from [`AtmNet::take_wakeups`] falls due at `now`: a wire's head cell
+    /// arrives (a frame that passes reassembly comes out as its packet), or an ABR source
+    /// may send.
     pub fn handle(&mut self, now: Nanos, entry: usize) -> Option<Packet> {
         match entry.checked_sub(self.wires.len()) {
             None => self.arrive(now, entry),
@@ -327,7 +317,6 @@ impl AtmNet {
     /// reassembled: a frame that passes comes out as its packet, on the channel it arrived
     /// by.
     fn arrive(&mut self, now: Nanos, channel: usize) -> Option<Packet> {
-        self.arrivals += 1;
         let wire = &mut self.wires[channel];
         let (at, mut cell) = wire
             .pop_front()

@@ -1,14 +1,21 @@
-//! Future event list: a binary heap ordered by (time, insertion number). The insertion
-//! number breaks ties first-in first-out, so events scheduled for the same nanosecond run
-//! in the order they were scheduled and a run never depends on heap internals.
+//! Future event list: a binary heap ordered by (time, rank, insertion number). The
+//! insertion number breaks ties first-in first-out, so events scheduled for the same
+//! nanosecond run in the order they were scheduled and a run never depends on heap
+//! internals. An event scheduled "behind" ranks after every ordinary event of its
+//! nanosecond, whenever either was scheduled: ATM cells yield to packet events at the same
+//! instant, the order they had when cells kept a schedule of their own.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::Nanos;
 
+/// The top bit of an entry's `seq`: the event was scheduled behind.
+const BEHIND: u64 = 1 << 63;
+
 struct Entry<E> {
     at: Nanos,
+    /// The insertion number, with [`BEHIND`] set for an event scheduled behind.
     seq: u64,
     event: E,
 }
@@ -49,11 +56,17 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn schedule(&mut self, at: Nanos, event: E) {
-        self.heap.push(Entry {
-            at,
-            seq: self.next_seq,
-            event,
-        });
+        self.push(at, self.next_seq, event);
+    }
+
+    /// Schedules `event` to run after every event scheduled with [`EventQueue::schedule`]
+    /// for the same nanosecond (among themselves, events behind keep their order).
+    pub fn schedule_behind(&mut self, at: Nanos, event: E) {
+        self.push(at, self.next_seq | BEHIND, event);
+    }
+
+    fn push(&mut self, at: Nanos, seq: u64, event: E) {
+        self.heap.push(Entry { at, seq, event });
         self.next_seq += 1;
     }
 
@@ -101,5 +114,20 @@ mod tests {
             assert_eq!(q.pop(), Some((5, i)));
         }
         assert_eq!(q.popped(), 100);
+    }
+
+    #[test]
+    fn events_behind_yield_to_ordinary_events_of_their_nanosecond() {
+        let mut q = EventQueue::default();
+        q.schedule_behind(5, "cell 1");
+        q.schedule(6, "later");
+        q.schedule_behind(5, "cell 2");
+        q.schedule(5, "packet");
+        q.schedule_behind(4, "earlier cell");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(
+            order,
+            ["earlier cell", "packet", "cell 1", "cell 2", "later"]
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! then `delay` of propagation. A frame occupies the line for wire_bytes · 8 / rate, and
 //! arrives `delay` after its last bit left.
 
-use super::{DropTail, ErrorProcess, Framing, Packet};
+use super::{DropTail, ErrorProcess, Framing, PacketRef};
 use crate::engine::{serialization_ns, Nanos, RngStream};
 use crate::plan::ChannelPlan;
 
@@ -18,8 +18,9 @@ pub struct ChannelStats {
 
 /// What became of the frame whose serialization just ended.
 pub struct Departure {
-    /// The frame and its arrival time at the far end, unless the error model destroyed it.
-    pub arrival: Option<(Packet, Nanos)>,
+    /// The frame and its arrival time at the far end, or `Err` with the frame the error
+    /// model destroyed.
+    pub arrival: Result<(PacketRef, Nanos), PacketRef>,
     /// When the next queued frame finishes serializing, if one started.
     pub next_done: Option<Nanos>,
 }
@@ -29,7 +30,7 @@ pub struct Channel {
     delay_ns: Nanos,
     framing: Framing,
     queue: DropTail,
-    in_service: Option<Packet>,
+    in_service: Option<PacketRef>,
     errors: ErrorProcess,
     pub stats: ChannelStats,
 }
@@ -47,8 +48,8 @@ impl Channel {
         }
     }
 
-    fn start(&mut self, now: Nanos, packet: Packet) -> Nanos {
-        let wire = self.framing.wire_bytes(packet.ip_bytes());
+    fn start(&mut self, now: Nanos, packet: PacketRef) -> Nanos {
+        let wire = self.framing.wire_bytes(u64::from(packet.ip_bytes));
         let tx = serialization_ns(wire, self.rate_bps);
         self.stats.packets += 1;
         self.stats.wire_bytes += wire;
@@ -58,16 +59,18 @@ impl Channel {
     }
 
     /// Offers a packet to the channel. Returns when its serialization ends if the line
-    /// was idle; otherwise it waits in the queue or is dropped there.
-    pub fn offer(&mut self, now: Nanos, packet: Packet) -> Option<Nanos> {
+    /// was idle, None if it waits in the queue, and `Err` with the packet if the queue
+    /// drops it.
+    pub fn offer(&mut self, now: Nanos, packet: PacketRef) -> Result<Option<Nanos>, PacketRef> {
         if self.in_service.is_none() {
-            return Some(self.start(now, packet));
+            return Ok(Some(self.start(now, packet)));
         }
-        if !self.queue.push(packet) {
+        let queued = self.queue.push(packet);
+        if queued.is_err() {
             self.stats.drops_queue += 1;
         }
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue.bytes());
-        None
+        queued.map(|()| None)
     }
 
     /// The frame in service has left the line: apply the error model, start the next.
@@ -76,20 +79,20 @@ impl Channel {
             .in_service
             .take()
             .expect("a channel finishes only the frame it started");
-        let wire = self.framing.wire_bytes(packet.ip_bytes());
+        let wire = self.framing.wire_bytes(u64::from(packet.ip_bytes));
         let arrival = if self.errors.corrupts(wire) {
             self.stats.drops_error += 1;
-            None
+            Err(packet)
         } else {
-            Some((packet, now + self.delay_ns))
+            Ok((packet, now + self.delay_ns))
         };
         let next_done = self.queue.pop().map(|p| self.start(now, p));
         Departure { arrival, next_done }
     }
 
     /// The frame being serialized, if any.
-    pub fn in_service(&self) -> Option<&Packet> {
-        self.in_service.as_ref()
+    pub fn in_service(&self) -> Option<PacketRef> {
+        self.in_service
     }
 
     pub fn queue_bytes(&self) -> u64 {
@@ -101,7 +104,6 @@ impl Channel {
 mod tests {
     use super::*;
     use crate::plan::{ErrorPlan, FramingPlan, QueuePlan};
-    use crate::tcp::Segment;
 
     fn channel(queue: QueuePlan, error: ErrorPlan) -> Channel {
         let plan = ChannelPlan {
@@ -118,14 +120,11 @@ mod tests {
         Channel::new(&plan, RngStream::new(1, "t"))
     }
 
-    fn packet(len: u32) -> Packet {
-        Packet {
-            flow: 0,
-            route: 0,
-            hop: 0,
-            segment: Segment::data(0, len, 0, 0),
-            piggyback: None,
-            udp: None,
+    /// An IP datagram carrying `len` bytes of TCP payload behind 40 bytes of headers.
+    fn packet(len: u32) -> PacketRef {
+        PacketRef {
+            id: 0,
+            ip_bytes: 40 + len,
         }
     }
 
@@ -133,9 +132,9 @@ mod tests {
     fn back_to_back_frames_are_serialized_one_after_another() {
         let mut ch = channel(QueuePlan::Packets(10), ErrorPlan::None);
         // 1000 bytes of IP + 2 bytes of framing = 8016 bits at 1 Mb/s = 8.016 ms.
-        let done = ch.offer(0, packet(960)).unwrap();
+        let done = ch.offer(0, packet(960)).unwrap().unwrap();
         assert_eq!(done, 8_016_000);
-        assert_eq!(ch.offer(0, packet(960)), None);
+        assert_eq!(ch.offer(0, packet(960)), Ok(None));
         let d = ch.finish(done);
         let (_, arrive) = d.arrival.unwrap();
         assert_eq!(arrive, 8_016_000 + 10_000_000);
@@ -145,9 +144,9 @@ mod tests {
     #[test]
     fn a_full_queue_drops_arrivals_but_not_the_frame_in_service() {
         let mut ch = channel(QueuePlan::Packets(1), ErrorPlan::None);
-        ch.offer(0, packet(960));
-        ch.offer(0, packet(960));
-        ch.offer(0, packet(960));
+        assert_eq!(ch.offer(0, packet(960)), Ok(Some(8_016_000)));
+        assert_eq!(ch.offer(0, packet(960)), Ok(None));
+        assert_eq!(ch.offer(0, packet(960)), Err(packet(960)));
         assert_eq!(ch.stats.drops_queue, 1);
         assert_eq!(ch.stats.packets, 1);
     }
@@ -155,8 +154,8 @@ mod tests {
     #[test]
     fn corrupted_frames_still_use_the_line() {
         let mut ch = channel(QueuePlan::Packets(10), ErrorPlan::Loss { p: 1.0 });
-        let done = ch.offer(0, packet(960)).unwrap();
-        assert!(ch.finish(done).arrival.is_none());
+        let done = ch.offer(0, packet(960)).unwrap().unwrap();
+        assert_eq!(ch.finish(done).arrival, Err(packet(960)));
         assert_eq!(ch.stats.drops_error, 1);
         assert_eq!(ch.stats.busy_ns, 8_016_000);
     }

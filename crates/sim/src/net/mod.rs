@@ -13,6 +13,6 @@ pub use capture::Taps;
 pub use channel::{Channel, ChannelStats, Departure};
 pub use error_model::ErrorProcess;
 pub use framing::Framing;
-pub use packet::{Packet, Udp};
+pub use packet::{Packet, PacketRef, Packets, Udp};
 pub use pcap::{Datagram, Endpoint, PcapFile, INITIAL_TTL};
 pub use queue::{DropTail, Queued};

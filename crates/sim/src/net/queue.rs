@@ -1,6 +1,6 @@
 use std::collections::VecDeque;
 
-use super::Packet;
+use super::PacketRef;
 use crate::plan::QueuePlan;
 
 /// What a queue holds: an IP datagram, or one wrapped with where it goes next.
@@ -8,15 +8,15 @@ pub trait Queued {
     fn ip_bytes(&self) -> u64;
 }
 
-impl Queued for Packet {
+impl Queued for PacketRef {
     fn ip_bytes(&self) -> u64 {
-        Packet::ip_bytes(self)
+        u64::from(self.ip_bytes)
     }
 }
 
 /// A drop-tail FIFO limited in packets or in IP bytes. The packet being serialized has
 /// already left it, as in a Linux qdisc or an ns-3 device queue.
-pub struct DropTail<T = Packet> {
+pub struct DropTail<T = PacketRef> {
     limit: QueuePlan,
     packets: VecDeque<T>,
     bytes: u64,
@@ -31,18 +31,19 @@ impl<T: Queued> DropTail<T> {
         }
     }
 
-    /// Appends the packet; returns false (and drops it) when it does not fit.
-    pub fn push(&mut self, packet: T) -> bool {
+    /// Appends the packet; hands it back when it does not fit (it is dropped).
+    pub fn push(&mut self, packet: T) -> Result<(), T> {
         let size = packet.ip_bytes();
         let fits = match self.limit {
             QueuePlan::Packets(n) => (self.packets.len() as u64) < n,
             QueuePlan::Bytes(n) => self.bytes + size <= n,
         };
-        if fits {
-            self.bytes += size;
-            self.packets.push_back(packet);
+        if !fits {
+            return Err(packet);
         }
-        fits
+        self.bytes += size;
+        self.packets.push_back(packet);
+        Ok(())
     }
 
     pub fn pop(&mut self) -> Option<T> {
@@ -63,36 +64,32 @@ impl<T: Queued> DropTail<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::Segment;
 
-    fn packet(len: u32) -> Packet {
-        Packet {
-            flow: 0,
-            route: 0,
-            hop: 0,
-            segment: Segment::data(0, len, 0, 0),
-            piggyback: None,
-            udp: None,
+    /// An IP datagram carrying `len` bytes of TCP payload behind 40 bytes of headers.
+    fn packet(len: u32) -> PacketRef {
+        PacketRef {
+            id: 0,
+            ip_bytes: 40 + len,
         }
     }
 
     #[test]
     fn packet_limit_drops_the_arrival_that_does_not_fit() {
         let mut q = DropTail::new(QueuePlan::Packets(2));
-        assert!(q.push(packet(100)));
-        assert!(q.push(packet(100)));
-        assert!(!q.push(packet(100)));
+        assert!(q.push(packet(100)).is_ok());
+        assert!(q.push(packet(100)).is_ok());
+        assert!(q.push(packet(100)).is_err());
         q.pop();
-        assert!(q.push(packet(100)));
+        assert!(q.push(packet(100)).is_ok());
     }
 
     #[test]
     fn byte_limit_counts_ip_bytes() {
         // Two 1500-byte datagrams fit in 3000 bytes, a third does not, a 40-byte ACK does not.
         let mut q = DropTail::new(QueuePlan::Bytes(3000));
-        assert!(q.push(packet(1460)));
-        assert!(q.push(packet(1460)));
+        assert!(q.push(packet(1460)).is_ok());
+        assert!(q.push(packet(1460)).is_ok());
         assert_eq!(q.bytes(), 3000);
-        assert!(!q.push(packet(0)));
+        assert!(q.push(packet(0)).is_err());
     }
 }

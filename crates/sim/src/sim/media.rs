@@ -81,7 +81,7 @@ impl Simulation {
                 piggyback: None,
                 udp: Some(udp),
             };
-            self.send(host, packet);
+            self.send_packet(host, packet);
         }
     }
 

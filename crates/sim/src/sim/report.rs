@@ -185,7 +185,7 @@ impl Simulation {
                     .flows
                     .iter()
                     .all(|f| f.bytes.is_none() || f.done_at.is_some()),
-                events: self.events.popped() + self.atm.as_ref().map_or(0, |a| a.arrivals),
+                events: self.events.popped(),
                 limited_by: limits.shares(),
                 fairness: jain_index(&goodputs),
                 cpu_utilisation,

@@ -10,7 +10,7 @@
 use super::dcf::{Dcf, Failure};
 use super::phy::{Phy, ACK_BYTES, DIFS_NS, EIFS_NS, SIFS_NS};
 use crate::engine::Nanos;
-use crate::net::{ChannelStats, DropTail, ErrorProcess, Framing, Packet, Queued};
+use crate::net::{ChannelStats, DropTail, ErrorProcess, Framing, PacketRef, Packets, Queued};
 use crate::plan::QueuePlan;
 
 /// What one direction of a wlan link carried, for the link's result row.
@@ -38,13 +38,13 @@ pub struct Path {
 
 /// A packet waiting in a station's queue, with the path it is to take.
 pub struct Frame {
-    pub packet: Packet,
+    pub packet: PacketRef,
     pub path: usize,
 }
 
 impl Queued for Frame {
     fn ip_bytes(&self) -> u64 {
-        self.packet.ip_bytes()
+        u64::from(self.packet.ip_bytes)
     }
 }
 
@@ -52,7 +52,7 @@ impl Queued for Frame {
 struct Head {
     /// None once the receiver has it but its ACK was lost: the retransmission is a
     /// duplicate the receiver discards (§9.2.9), so it only costs air.
-    packet: Option<Packet>,
+    packet: Option<PacketRef>,
     path: usize,
     bytes: u64,
     /// When it reached the head of the queue.
@@ -94,7 +94,7 @@ enum State {
 
 /// A data frame the receiver got: the packet, when it arrives, and the path it took.
 pub struct Delivery {
-    pub packet: Packet,
+    pub packet: PacketRef,
     pub at: Nanos,
     pub path: usize,
 }
@@ -123,13 +123,16 @@ impl Medium {
         }
     }
 
-    /// A packet to send along `path` reaches its sending station's MAC.
-    pub fn offer(&mut self, now: Nanos, path: usize, packet: Packet) {
+    /// A packet to send along `path` reaches its sending station's MAC; one its queue
+    /// drops goes back to `packets`.
+    pub fn offer(&mut self, now: Nanos, path: usize, packet: PacketRef, packets: &mut Packets) {
         let from = self.paths[path].from;
         let busy = matches!(self.state, State::Busy { .. });
         let station = &mut self.stations[from];
         if station.head.is_none() {
-            let bytes = self.paths[path].framing.wire_bytes(packet.ip_bytes());
+            let bytes = self.paths[path]
+                .framing
+                .wire_bytes(u64::from(packet.ip_bytes));
             station.head = Some(Head {
                 packet: Some(packet),
                 path,
@@ -143,8 +146,9 @@ impl Medium {
             return;
         }
         let stats = &mut self.paths[path].stats.channel;
-        if !station.queue.push(Frame { packet, path }) {
+        if let Err(dropped) = station.queue.push(Frame { packet, path }) {
             stats.drops_queue += 1;
+            packets.remove(dropped.packet.id);
         }
         stats.max_queue_bytes = stats.max_queue_bytes.max(station.queue.bytes());
     }
@@ -163,10 +167,11 @@ impl Medium {
     }
 
     /// Carries out what is due at `now`; returns a data frame that reached its receiver.
-    pub fn advance(&mut self, now: Nanos) -> Option<Delivery> {
+    /// A frame dropped at the retry limit goes back to `packets`.
+    pub fn advance(&mut self, now: Nanos, packets: &mut Packets) -> Option<Delivery> {
         match self.state {
             State::Busy { until, outcome } if until <= now => {
-                self.finish(until, outcome);
+                self.finish(until, outcome, packets);
                 None
             }
             State::Idle if self.deadline() == Some(now) => self.start(now),
@@ -254,7 +259,7 @@ impl Medium {
 
     /// The busy period ends at `end`: senders learn their fate, and everyone waits DIFS
     /// before counting slots again, or EIFS after hearing a corrupted frame (§9.2.3.4).
-    fn finish(&mut self, end: Nanos, outcome: Outcome) {
+    fn finish(&mut self, end: Nanos, outcome: Outcome, packets: &mut Packets) {
         self.state = State::Idle;
         let wait = if outcome == Outcome::Acked {
             DIFS_NS
@@ -283,13 +288,18 @@ impl Medium {
                     }
                     Failure::Dropped => {
                         path.stats.channel.drops_error += 1;
+                        if let Some(lost) = head.packet {
+                            packets.remove(lost.id);
+                        }
                         true
                     }
                 }
             };
             if next {
                 s.head = s.queue.pop().map(|f| Head {
-                    bytes: self.paths[f.path].framing.wire_bytes(f.packet.ip_bytes()),
+                    bytes: self.paths[f.path]
+                        .framing
+                        .wire_bytes(u64::from(f.packet.ip_bytes)),
                     packet: Some(f.packet),
                     path: f.path,
                     since: end,
@@ -311,6 +321,7 @@ fn record(stats: &mut ChannelStats, bytes: u64, air: Nanos) {
 mod tests {
     use super::*;
     use crate::engine::RngStream;
+    use crate::net::Packet;
     use crate::plan::{ErrorPlan, FramingPlan, Preamble};
     use crate::tcp::Segment;
     use crate::wlan::phy::{CW_MIN, SLOT_NS};
@@ -344,22 +355,22 @@ mod tests {
         )
     }
 
-    fn packet() -> Packet {
-        Packet {
+    fn packet(packets: &mut Packets) -> PacketRef {
+        packets.insert(Packet {
             flow: 0,
             route: 0,
             hop: 0,
             segment: Segment::data(0, 1460, 0, 0),
             piggyback: None,
             udp: None,
-        }
+        })
     }
 
     /// Runs the medium until nothing is due; returns the deliveries.
-    fn drain(m: &mut Medium) -> Vec<Delivery> {
+    fn drain(m: &mut Medium, packets: &mut Packets) -> Vec<Delivery> {
         let mut got = Vec::new();
         while let Some(at) = m.deadline() {
-            got.extend(m.advance(at));
+            got.extend(m.advance(at, packets));
         }
         got
     }
@@ -369,15 +380,16 @@ mod tests {
         // IEEE 802.11-1999 §9.2.5.1: the medium has been idle for DIFS, so the frame goes at
         // once; §9.2.8: the ACK follows SIFS after it; §9.2.5.2: the sender then backs off.
         let mut m = medium(ErrorPlan::None, ErrorPlan::None);
+        let mut pk = Packets::default();
         m.stations[1].dcf.resume(DIFS_NS);
-        m.offer(1_000_000, 1, packet());
-        m.offer(1_000_000, 1, packet());
+        m.offer(1_000_000, 1, packet(&mut pk), &mut pk);
+        m.offer(1_000_000, 1, packet(&mut pk), &mut pk);
         assert_eq!(m.deadline(), Some(1_000_000));
-        let d = m.advance(1_000_000).expect("delivered");
+        let d = m.advance(1_000_000, &mut pk).expect("delivered");
         assert_eq!(d.at, 1_000_000 + DATA_NS + 1_000);
         let end = 1_000_000 + DATA_NS + SIFS_NS + ACK_NS;
         assert_eq!(m.deadline(), Some(end));
-        assert!(m.advance(end).is_none());
+        assert!(m.advance(end, &mut pk).is_none());
         let next = m.deadline().unwrap();
         assert!(next >= end + DIFS_NS && next <= end + DIFS_NS + u64::from(CW_MIN) * SLOT_NS);
         assert_eq!((next - end - DIFS_NS) % SLOT_NS, 0, "whole idle slots");
@@ -393,16 +405,20 @@ mod tests {
         // §9.2.5.2: two stations whose backoff reaches zero in the same slot both transmit;
         // neither gets an ACK, each doubles its CW and tries again.
         let mut m = medium(ErrorPlan::None, ErrorPlan::None);
+        let mut pk = Packets::default();
         for s in &mut m.stations {
             s.dcf.set_backoff(3);
         }
-        m.offer(0, 0, packet());
-        m.offer(0, 1, packet());
+        m.offer(0, 0, packet(&mut pk), &mut pk);
+        m.offer(0, 1, packet(&mut pk), &mut pk);
         assert_eq!(m.deadline(), Some(3 * SLOT_NS));
-        assert!(m.advance(3 * SLOT_NS).is_none(), "nothing is delivered");
+        assert!(
+            m.advance(3 * SLOT_NS, &mut pk).is_none(),
+            "nothing is delivered"
+        );
         let end = 3 * SLOT_NS + DATA_NS;
         assert_eq!(m.deadline(), Some(end));
-        m.advance(end);
+        m.advance(end, &mut pk);
         for (s, path) in [(0, 0), (1, 1)] {
             assert_eq!(m.stations[s].dcf.cw(), 63);
             assert_eq!(m.paths[path].stats.collisions, 1);
@@ -411,19 +427,25 @@ mod tests {
         // Each sender waits out its ACK timeout before counting slots again.
         let timeout = end + SIFS_NS + ACK_NS + SLOT_NS;
         assert!(m.deadline().unwrap() >= timeout);
-        assert_eq!(drain(&mut m).len(), 2, "both frames get through in the end");
+        assert_eq!(
+            drain(&mut m, &mut pk).len(),
+            2,
+            "both frames get through in the end"
+        );
     }
 
     #[test]
     fn a_frame_is_discarded_after_the_retry_limit() {
         // §9.2.4: a frame that fails dot11ShortRetryLimit (7) attempts is discarded.
         let mut m = medium(ErrorPlan::None, ErrorPlan::Loss { p: 1.0 });
-        m.offer(0, 1, packet());
-        assert!(drain(&mut m).is_empty());
+        let mut pk = Packets::default();
+        m.offer(0, 1, packet(&mut pk), &mut pk);
+        assert!(drain(&mut m, &mut pk).is_empty());
         let stats = m.paths[1].stats;
         assert_eq!(stats.channel.packets, 7);
         assert_eq!(stats.retries, 6);
         assert_eq!(stats.channel.drops_error, 1);
+        assert_eq!(pk.in_flight(), 0, "the discarded frame's packet is freed");
         assert_eq!(m.stations[1].dcf.cw(), CW_MIN, "reset for the next frame");
     }
 
@@ -432,12 +454,13 @@ mod tests {
         // §9.2.3.4: a station that received a frame in error waits EIFS, not DIFS, before
         // it counts its backoff down again.
         let mut m = medium(ErrorPlan::None, ErrorPlan::Loss { p: 1.0 });
+        let mut pk = Packets::default();
         m.stations[0].dcf.set_backoff(5);
-        m.offer(0, 1, packet());
-        m.offer(0, 0, packet());
+        m.offer(0, 1, packet(&mut pk), &mut pk);
+        m.offer(0, 0, packet(&mut pk), &mut pk);
         assert_eq!(m.deadline(), Some(0), "the station goes at once");
-        m.advance(0);
-        m.advance(DATA_NS);
+        m.advance(0, &mut pk);
+        m.advance(DATA_NS, &mut pk);
         // The AP counted nothing while the medium was busy and resumes EIFS after it.
         assert_eq!(
             m.stations[0].dcf.ready_at(0),
@@ -450,8 +473,9 @@ mod tests {
         // §9.2.8: without the ACK the sender retransmits; §9.2.9: the receiver discards the
         // duplicate (same sequence number), so the packet goes up once.
         let mut m = medium(ErrorPlan::Loss { p: 1.0 }, ErrorPlan::None);
-        m.offer(0, 1, packet());
-        assert_eq!(drain(&mut m).len(), 1);
+        let mut pk = Packets::default();
+        m.offer(0, 1, packet(&mut pk), &mut pk);
+        assert_eq!(drain(&mut m, &mut pk).len(), 1);
         assert_eq!(m.paths[1].stats.channel.packets, 7);
         assert_eq!(m.paths[1].stats.channel.drops_error, 1);
     }
@@ -459,11 +483,13 @@ mod tests {
     #[test]
     fn the_access_point_queue_is_shared_and_drops_when_full() {
         let mut m = medium(ErrorPlan::None, ErrorPlan::None);
+        let mut pk = Packets::default();
         // One frame at the head and ten queued fill the AP; the twelfth is dropped.
         for _ in 0..12 {
-            m.offer(0, 0, packet());
+            m.offer(0, 0, packet(&mut pk), &mut pk);
         }
         assert_eq!(m.paths[0].stats.channel.drops_queue, 1);
-        assert_eq!(drain(&mut m).len(), 11);
+        assert_eq!(pk.in_flight(), 11, "the dropped packet is freed");
+        assert_eq!(drain(&mut m, &mut pk).len(), 11);
     }
 }

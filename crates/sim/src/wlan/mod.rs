@@ -13,7 +13,7 @@ mod phy;
 
 use crate::engine::{Nanos, RngStream};
 use crate::flow::Wake;
-use crate::net::{ErrorProcess, Packet};
+use crate::net::{ErrorProcess, PacketRef, Packets};
 use crate::plan::Plan;
 use crate::result::WlanSummary;
 use dcf::Dcf;
@@ -32,7 +32,7 @@ pub struct Wlan {
 
 /// A packet the medium delivered: it arrives at the end of `channel` at `at`.
 pub struct Arrival {
-    pub packet: Packet,
+    pub packet: PacketRef,
     pub at: Nanos,
     pub channel: usize,
     /// When the transmission that delivered it started.
@@ -99,19 +99,31 @@ impl Wlan {
         self.paths[channel].is_some()
     }
 
-    /// A packet enters a wlan direction. Returns the medium to wake and when, if it needs
-    /// a wake-up it does not have yet.
-    pub fn offer(&mut self, now: Nanos, channel: usize, packet: Packet) -> Option<(usize, Nanos)> {
+    /// A packet enters a wlan direction (one its queue drops goes back to `packets`).
+    /// Returns the medium to wake and when, if it needs a wake-up it does not have yet.
+    pub fn offer(
+        &mut self,
+        now: Nanos,
+        channel: usize,
+        packet: PacketRef,
+        packets: &mut Packets,
+    ) -> Option<(usize, Nanos)> {
         let (m, path) = self.paths[channel].expect("only wlan channels are offered here");
-        self.media[m].offer(now, path, packet);
+        self.media[m].offer(now, path, packet, packets);
         self.wake_for(m)
     }
 
     /// Medium `m`'s wake-up fired at `now`: it does what is due. Returns the packet it
-    /// delivered, if any, and when it next needs waking, if it needs a new wake-up.
-    pub fn wake(&mut self, now: Nanos, m: usize) -> (Option<Arrival>, Option<Nanos>) {
+    /// delivered, if any, and when it next needs waking, if it needs a new wake-up; a
+    /// frame dropped at the retry limit goes back to `packets`.
+    pub fn wake(
+        &mut self,
+        now: Nanos,
+        m: usize,
+        packets: &mut Packets,
+    ) -> (Option<Arrival>, Option<Nanos>) {
         self.wakes[m].fired(now);
-        let arrival = self.media[m].advance(now).map(|d| Arrival {
+        let arrival = self.media[m].advance(now, packets).map(|d| Arrival {
             packet: d.packet,
             at: d.at,
             channel: self.channels[m][d.path],
