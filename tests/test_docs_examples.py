@@ -49,6 +49,10 @@ _BLOCK = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)
 _PROMPT = re.compile(r"^[\w-]*\$\s+")
 
 _EMU = "emu: needs root and network namespaces; covered by tests/test_emu_*.py"
+_KERNEL = (
+    "calibrate's kernel side: root and one 10 s emu run per point (minutes); covered by"
+    " tests/test_calibration.py::test_kernel_remeasured_agrees_with_the_committed_results"
+)
 _TWO_MACHINES = "measure between two machines (192.0.2.7 is a documentation address)"
 # The command exactly as documented (comment and prompt stripped) -> why this test skips it.
 NOT_RUN: dict[str, str] = {
@@ -66,6 +70,9 @@ NOT_RUN: dict[str, str] = {
     "sudo tcplab compare examples/satellite-pep.toml": _EMU,
     "sudo tcplab compare examples/geo-netperf.toml --backends sim,emu --json > both.json": _EMU,
     "sudo tcplab emu cleanup": _EMU,
+    "sudo tcplab calibrate calibration/standard.toml --kernel-only": _KERNEL,
+    "sudo tcplab calibrate calibration/regression.toml --kernel-only --force": _KERNEL,
+    "sudo tcplab calibrate calibration/regression.toml --points 100Mbps-* --force": _KERNEL,
     "tcplab emu cleanup": _EMU,
     "tcplab run examples/geo-emu.toml": _EMU,
     "tcplab compare examples/geo-emu.toml --backends sim,emu": _EMU,
@@ -178,6 +185,7 @@ def _start_server(args: list[str], port: str, ports: dict[str, str]) -> subproce
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    shutil.copytree(ROOT / "calibration", tmp_path / "calibration")
     (tmp_path / "tmp").mkdir()
     monkeypatch.chdir(tmp_path)
     return tmp_path

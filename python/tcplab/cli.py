@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tcplab import api, display, papers, sweeps
+from tcplab.cli_calibrate import register as register_calibrate_command
 from tcplab.cli_emu import register as register_emu_commands
 from tcplab.errors import TcplabError
 from tcplab.papers.pack import RunsFailed
@@ -491,6 +492,8 @@ def _series_table(result: RunResult) -> Table:
 
 # `measure server|client`, `emu cleanup` and `compare` live in tcplab.cli_emu.
 register_emu_commands(app)
+# `calibrate` lives in tcplab.cli_calibrate.
+register_calibrate_command(app)
 
 
 def main() -> None:

@@ -1328,18 +1328,23 @@ def validate_spec(data: Mapping[str, Any], source: str | PathLike[str] | None = 
         raise SpecError(list(_problems(error)), source) from None
 
 
-def load_spec(path: str | PathLike[str]) -> Spec:
-    """Read and validate a scenario file; `name` defaults to the file's stem."""
-    path = Path(path)
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; a missing, unreadable or malformed file is a SpecError."""
     try:
         with path.open("rb") as file:
-            data = tomllib.load(file)
+            return tomllib.load(file)
     except FileNotFoundError:
         raise SpecError(["no such file"], path) from None
     except OSError as error:
         raise SpecError([error.strerror or str(error)], path) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise SpecError([f"invalid TOML: {error}"], path) from None
+
+
+def load_spec(path: str | PathLike[str]) -> Spec:
+    """Read and validate a scenario file; `name` defaults to the file's stem."""
+    path = Path(path)
+    data = read_toml(path)
     data.setdefault("name", path.stem)
     return validate_spec(data, path)
 

@@ -1,0 +1,180 @@
+"""How far the simulator is from the kernel, point by point, and the grid's verdict.
+
+Per point: the simulator's goodput, retransmitted segments and timeouts over the kernel's
+(sim / kernel), the share of time each limit (rwnd, sndbuf, cwnd, app) held the sender on
+both, the normalised RMSE of the per-interval delivered bytes (RMSE over the kernel's mean
+interval), and whether the emulator's own timing was good enough to trust the kernel's
+number (a point it could not carry is flagged, not blamed on the simulator).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from tcplab.calibrate.grid import Grid
+
+# The verdict's two bands of goodput agreement.
+BANDS = (0.05, 0.10)
+# Default limit on the emulator's p99 lateness, as a share of the point's base RTT.
+MAX_TIMING_ERROR = 0.05
+LIMITS = ("rwnd", "sndbuf", "cwnd", "app")
+# The counts compared as sim / kernel.
+COUNTS = ("retransmits", "timeouts")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How many trusted points agree within each band; flagged points are not counted."""
+
+    grid: str
+    points: int
+    # Trusted points with a simulator run: the verdict's denominator.
+    compared: int
+    within: dict[float, int]
+    flagged: int
+    missing: int
+
+    def line(self) -> str:
+        five, ten = (self.within[band] for band in BANDS)
+        if self.compared == 0:
+            return (
+                f"{self.grid}: {self.points} points, {self.flagged} flagged (emulator timing);"
+                " no simulator runs to compare"
+            )
+        text = (
+            f"{self.grid}: {five} of {self.compared} points within 5 % of the kernel's goodput,"
+            f" {ten} within 10 %"
+        )
+        if self.flagged:
+            text += f"; {self.flagged} more flagged (emulator timing) and not counted"
+        if self.missing:
+            text += f"; {self.missing} without kernel data"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "grid": self.grid,
+            "points": self.points,
+            "compared": self.compared,
+            "within_5pct": self.within[BANDS[0]],
+            "within_10pct": self.within[BANDS[1]],
+            "flagged": self.flagged,
+            "missing": self.missing,
+            "line": self.line(),
+        }
+
+
+def flag(row: Mapping[str, object], rtt_s: float, max_timing_error: float) -> str:
+    """Why the emulator's run of a point cannot be trusted, or "" if it can."""
+    reasons = []
+    p99 = row.get("emu_timing_error_us_p99_us")
+    if isinstance(p99, (int, float)) and p99 > max_timing_error * rtt_s * 1e6:
+        reasons.append(
+            f"emulator p99 lateness {p99:.0f} µs > {100 * max_timing_error:g} % of the"
+            f" {1e3 * rtt_s:g} ms RTT"
+        )
+    errors = row.get("emu_tun_write_errors")
+    if isinstance(errors, (int, float)) and errors > 0:
+        reasons.append(f"{errors:.0f} TUN writes failed")
+    if row.get("emu_realtime_thread") is False:
+        reasons.append("emulator thread without SCHED_FIFO")
+    return "; ".join(reasons)
+
+
+def nrmse(sim: pd.Series, kernel: pd.Series) -> float:
+    """RMSE of the interval-by-interval difference over the kernel's mean interval."""
+    n = min(len(sim), len(kernel))
+    if n == 0:
+        return math.nan
+    s = sim.to_numpy(dtype=float)[:n]
+    k = kernel.to_numpy(dtype=float)[:n]
+    mean = k.mean()
+    return float(np.sqrt(np.mean((s - k) ** 2)) / mean) if mean > 0 else math.nan
+
+
+def _ratio(sim: object, kernel: object) -> float:
+    if not isinstance(sim, (int, float)) or not isinstance(kernel, (int, float)):
+        return math.nan
+    if kernel == 0:
+        return 1.0 if sim == 0 else math.inf
+    return float(sim) / float(kernel)
+
+
+def _by_point(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    if frame.empty:
+        return {}
+    return {str(name): group for name, group in frame.groupby("point", sort=False)}
+
+
+def compare(
+    grid: Grid,
+    sim: pd.DataFrame,
+    kernel: pd.DataFrame,
+    sim_series: pd.DataFrame,
+    kernel_series: pd.DataFrame,
+    max_timing_error: float = MAX_TIMING_ERROR,
+) -> pd.DataFrame:
+    """One row per grid point that has a simulator or a kernel run (all frames have a `point`
+    column); the other side's columns are NaN where it has none."""
+    sims = {str(r["point"]): r for r in sim.to_dict("records")}
+    kernels = {str(r["point"]): r for r in kernel.to_dict("records")} if not kernel.empty else {}
+    sim_by, kernel_by = _by_point(sim_series), _by_point(kernel_series)
+    rows = []
+    for point in grid.points:
+        if point.name not in sims and point.name not in kernels:
+            continue
+        s, k = sims.get(point.name, {}), kernels.get(point.name)
+        row: dict[str, object] = {
+            "point": point.name,
+            "rate_bps": point.rate_bps,
+            "delay_ms": point.delay_ns / 1e6,
+            "queue_bdp": point.queue_bdp,
+            "queue_packets": point.queue_packets,
+            "cc": point.cc,
+            "loss": point.loss,
+            "initial_window": point.initial_window,
+            "sndbuf": point.sndbuf,
+            "rcvbuf": point.rcvbuf,
+            "goodput_sim_bps": s.get("goodput_bps", math.nan),
+            "goodput_kernel_bps": k["goodput_bps"] if k else math.nan,
+        }
+        row["goodput_ratio"] = _ratio(s.get("goodput_bps"), k["goodput_bps"]) if k else math.nan
+        row["goodput_error"] = abs(row["goodput_ratio"] - 1)  # type: ignore[operator]
+        for count in COUNTS:
+            row[f"{count}_sim"] = s.get(count)
+            row[f"{count}_kernel"] = k.get(count) if k else math.nan
+            row[f"{count}_ratio"] = _ratio(s.get(count), k.get(count)) if k else math.nan
+        for limit in LIMITS:
+            row[f"limited_by_{limit}_sim"] = s.get(f"limited_by_{limit}")
+            row[f"limited_by_{limit}_kernel"] = k.get(f"limited_by_{limit}") if k else math.nan
+        row["nrmse"] = (
+            nrmse(
+                sim_by[point.name].sort_values("t_s")["interval_bytes"],
+                kernel_by[point.name].sort_values("t_s")["interval_bytes"],
+            )
+            if point.name in sim_by and point.name in kernel_by
+            else math.nan
+        )
+        row["timing_p99_us"] = k.get("emu_timing_error_us_p99_us") if k else math.nan
+        row["loadavg_1min"] = k.get("loadavg_1min") if k else math.nan
+        row["flag"] = flag(k, point.rtt_s, max_timing_error) if k else "no kernel data"
+        row["trusted"] = k is not None and not row["flag"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def verdict(grid: Grid, comparison: pd.DataFrame) -> Verdict:
+    """Counts of trusted points whose goodput ratio is within each band of one."""
+    if comparison.empty:
+        return Verdict(grid.name, 0, 0, {band: 0 for band in BANDS}, 0, 0)
+    trusted = comparison[comparison["trusted"]]
+    compared = trusted[np.isfinite(trusted["goodput_error"].astype(float))]
+    missing = int((comparison["flag"] == "no kernel data").sum())
+    flagged = len(comparison) - len(trusted) - missing
+    within = {band: int((compared["goodput_error"] <= band).sum()) for band in BANDS}
+    return Verdict(grid.name, len(comparison), len(compared), within, flagged, missing)

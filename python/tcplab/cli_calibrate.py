@@ -1,0 +1,202 @@
+"""`tcplab calibrate GRID`: the simulator against the kernel on a grid's points, as a table
+with a verdict line, as JSON, or as an HTML report. Registered on the main command by
+tcplab.cli."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from tcplab import display
+from tcplab.errors import TcplabError
+
+USER_ERROR = 2
+BOUNDS_EXCEEDED = 1
+console = Console(markup=False, highlight=False)
+
+
+def calibrate_command(
+    grid: Annotated[
+        Path, typer.Argument(help="grid file, e.g. calibration/standard.toml", show_default=False)
+    ],
+    sim_only: Annotated[
+        bool,
+        typer.Option(
+            "--sim-only", help="run the simulator against the committed kernel results (no root)"
+        ),
+    ] = False,
+    kernel_only: Annotated[
+        bool,
+        typer.Option(
+            "--kernel-only", help="measure the kernel (root) and write its results, no simulator"
+        ),
+    ] = False,
+    points: Annotated[
+        list[str] | None,
+        typer.Option(help="only the points whose names match this glob (repeat for more)"),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("-j", "--jobs", min=1, help="simulator processes [default: one per CPU]"),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="scratch results directory [default: results/calibrate/<grid>]"),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="measure again the kernel points the scratch store holds"),
+    ] = False,
+    max_timing_error: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="flag a kernel point whose emulator p99 lateness exceeds this share of its RTT",
+        ),
+    ] = 0.05,
+    write_bounds: Annotated[
+        bool,
+        typer.Option(
+            "--write-bounds", help="write today's errors as the grid's bounds (bounds.json)"
+        ),
+    ] = False,
+    check_bounds: Annotated[
+        bool,
+        typer.Option("--check-bounds", help="exit 1 if a point exceeds the grid's bounds"),
+    ] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print the verdict and the points as one JSON object")
+    ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="also write the HTML report (scatter, table, worst points) here"),
+    ] = None,
+) -> None:
+    """Run a grid's points on the simulator and on this machine's kernel (through the
+    emulator) and report, per point, how far the simulator is from the kernel."""
+    from tcplab import calibrate as calibration
+    from tcplab.calibrate.bounds import BOUNDS_FILE
+
+    try:
+        if sim_only and kernel_only:
+            raise TcplabError("--sim-only and --kernel-only exclude each other")
+        mode = "sim" if sim_only else "kernel" if kernel_only else "both"
+        if (write_bounds or check_bounds) and mode == "kernel":
+            raise TcplabError("--write-bounds and --check-bounds need the simulator's runs")
+        progress = None if json_output else _progress
+        result = calibration.calibrate(
+            grid, mode, points, out, jobs, force, max_timing_error, on_run=progress
+        )
+        bounds = result.grid.data_dir / BOUNDS_FILE
+        if write_bounds:
+            calibration.write_bounds(result.points, bounds)
+        exceeded = calibration.check_bounds(result.points, bounds) if check_bounds else []
+        if html is not None:
+            from tcplab.calibrate.report import write_report
+
+            write_report(result, html)
+    except (TcplabError, OSError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    if json_output:
+        data = {**result.to_dict(), "bounds_exceeded": exceeded}
+        sys.stdout.write(json.dumps(data, allow_nan=False) + "\n")
+    else:
+        _print(points_table(result.points, result.grid.name))
+        console.print(result.verdict.line())
+        if write_bounds:
+            console.print(f"bounds written to {bounds}")
+        if html is not None:
+            console.print(f"report written to {html}")
+        for line in exceeded:
+            console.print(f"bound exceeded: {line}")
+    if exceeded:
+        raise typer.Exit(BOUNDS_EXCEEDED)
+
+
+def _progress(point: str, error: str | None) -> None:
+    typer.echo(f"{point}: {'failed: ' + error if error else 'done'}", err=True)
+
+
+def _ratio(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return display.MISSING
+    return "inf" if math.isinf(value) else f"{value:.2f}"
+
+
+def _count(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return display.MISSING
+    return f"{value:,.0f}"
+
+
+def _rate(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return display.MISSING
+    return display.rate(value)
+
+
+def _main_limit(row: dict[str, Any], side: str) -> str:
+    from tcplab.calibrate.metrics import LIMITS
+
+    shares = {limit: row.get(f"limited_by_{limit}_{side}") for limit in LIMITS}
+    shares = {k: v for k, v in shares.items() if isinstance(v, float) and not math.isnan(v)}
+    if not shares:
+        return display.MISSING
+    top = max(shares, key=lambda k: shares[k])
+    return f"{top} {100 * shares[top]:.0f}%"
+
+
+def points_table(points: Any, name: str) -> Table:
+    """A row per point: goodput on both sides and their ratio, retransmissions and timeouts
+    (sim / kernel), the main limit on each side, NRMSE and the point's flag."""
+    table = Table(title=f"calibration: {name} (sim vs kernel)", box=box.SIMPLE)
+    columns = [
+        "point",
+        "sim",
+        "kernel",
+        "sim/kernel",
+        "retrans s/k",
+        "RTOs s/k",
+        "limit sim",
+        "limit kernel",
+        "NRMSE",
+        "p99 late (µs)",
+        "flag",
+    ]
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index in (0, 10) else "right")
+    for row in points.to_dict("records"):
+        table.add_row(
+            row["point"],
+            _rate(row["goodput_sim_bps"]),
+            _rate(row["goodput_kernel_bps"]),
+            _ratio(row["goodput_ratio"]),
+            f"{_count(row['retransmits_sim'])}/{_count(row['retransmits_kernel'])}",
+            f"{_count(row['timeouts_sim'])}/{_count(row['timeouts_kernel'])}",
+            _main_limit(row, "sim"),
+            _main_limit(row, "kernel"),
+            _ratio(row["nrmse"]),
+            _count(row["timing_p99_us"]),
+            row["flag"],
+        )
+    return table
+
+
+def _print(table: Table) -> None:
+    from tcplab.cli import _print_table  # the main command's module imports this one
+
+    _print_table(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `calibrate` to the main `tcplab` command."""
+    app.command("calibrate")(calibrate_command)

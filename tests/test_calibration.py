@@ -1,0 +1,195 @@
+"""tcplab calibrate: grids, the sim-vs-kernel metrics, the bounds, and the fidelity
+regression subset (calibration/regression.toml) against the committed kernel results."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tcplab import calibrate
+from tcplab.calibrate.bounds import BOUNDS_FILE
+from tcplab.calibrate.metrics import flag, nrmse
+from tcplab.cli import app
+from tcplab.errors import SpecError
+
+ROOT = Path(__file__).resolve().parent.parent
+REGRESSION = ROOT / "calibration" / "regression.toml"
+
+
+def _grid(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "grid.toml"
+    path.write_text('name = "g"\n' + text)
+    return path
+
+
+def test_points_follow_the_axes(tmp_path: Path) -> None:
+    path = _grid(
+        tmp_path,
+        """
+[[sets]]
+rate = ["1Mbps", "10Mbps"]
+delay = ["1ms", "10ms"]
+queue_bdp = [0.25, 4]
+cc = ["reno"]
+loss = [0.0, 0.01]
+""",
+    )
+    grid = calibrate.load_grid(path)
+    assert len(grid.points) == 16
+    tiny = grid.point("1Mbps-1ms-q0.25bdp-reno")
+    # BDP 1 Mb/s x 2 ms = 250 B: a quarter is far below a packet; the floor is two.
+    assert tiny.queue_packets == 2
+    # 10 Mb/s x 20 ms = 25 000 B = 16.7 packets of 1500 B; four BDPs are 67 packets.
+    assert grid.point("10Mbps-10ms-q4bdp-reno").queue_packets == 67
+    assert grid.point("10Mbps-10ms-q4bdp-reno-loss0.01").loss == 0.01
+    # "auto" buffers: at least 4 MiB, and twice the pipe and queue.
+    assert tiny.sndbuf == tiny.rcvbuf == 4 * 2**20
+    assert grid.spec.sweep is not None and grid.spec.sweep.mode == "zip"
+    assert grid.data_dir == tmp_path / "grid"
+
+
+def test_window_limited_points_and_initial_window(tmp_path: Path) -> None:
+    path = _grid(
+        tmp_path,
+        """
+[[sets]]
+rate = ["1Gbps"]
+delay = ["300ms"]
+queue_bdp = [4]
+cc = ["cubic"]
+initial_window = [256]
+rcvbuf = ["64KiB"]
+""",
+    )
+    (point,) = calibrate.load_grid(path).points
+    assert point.name == "1Gbps-300ms-q4bdp-cubic-iw256-rcv64KiB"
+    assert point.rcvbuf == 65536
+    # 75 MB of pipe and 300 MB of queue, twice over, rounded up to a power of two.
+    assert point.sndbuf == 2**30
+    assert point.initial_window == 256
+
+
+@pytest.mark.parametrize(
+    ("axes", "problems"),
+    [
+        ('cc = ["vegas"]', ["sets.0.cc.0: "]),
+        ('cc = ["reno"]\nqueue_bdp = [0]', ["sets.0.queue_bdp.0: "]),
+        ('cc = ["reno"]\nsndbuf = ["lots"]', ["sets.0: sndbuf: ", "base.links: the grid makes"]),
+    ],
+)
+def test_grid_errors_name_the_field(tmp_path: Path, axes: str, problems: list[str]) -> None:
+    queue = "" if "queue_bdp" in axes else "queue_bdp = [1]\n"
+    text = f'[base]\nlinks = []\n[[sets]]\nrate = ["10Mbps"]\ndelay = ["10ms"]\n{queue}{axes}\n'
+    with pytest.raises(SpecError) as error:
+        calibrate.load_grid(_grid(tmp_path, text))
+    for problem in problems:
+        assert problem in str(error.value)
+
+
+def test_nrmse_is_rmse_over_the_kernels_mean() -> None:
+    kernel = pd.Series([100, 100, 100, 100])
+    assert nrmse(kernel, kernel) == 0
+    # Differences 0, 0, 20, -20: RMSE sqrt(200) = 14.14 over a mean of 100.
+    assert nrmse(pd.Series([100, 100, 120, 80]), kernel) == pytest.approx(math.sqrt(200) / 100)
+    # Only the intervals both have are compared.
+    assert nrmse(pd.Series([100, 100]), kernel) == 0
+
+
+def test_a_late_emulator_flags_the_point() -> None:
+    rtt_s = 0.02  # 5 % of it is 1000 µs
+    assert flag({"emu_timing_error_us_p99_us": 900.0}, rtt_s, 0.05) == ""
+    assert "p99 lateness 1100 µs > 5 % of the 20 ms RTT" in flag(
+        {"emu_timing_error_us_p99_us": 1100.0}, rtt_s, 0.05
+    )
+    assert "TUN writes failed" in flag({"emu_tun_write_errors": 3}, rtt_s, 0.05)
+
+
+def test_bounds_hold_and_fail(tmp_path: Path) -> None:
+    points = pd.DataFrame(
+        {
+            "point": ["a", "b", "c"],
+            "goodput_error": [0.0123, 0.5, 0.1],
+            "nrmse": [0.2, 1.0, 0.3],
+            "trusted": [True, True, False],
+        }
+    )
+    path = tmp_path / BOUNDS_FILE
+    written = calibrate.write_bounds(points, path)
+    # Rounded up to the next thousandth; the untrusted point gets no bound.
+    assert written == {
+        "a": {"goodput_error": 0.013, "nrmse": 0.2},
+        "b": {"goodput_error": 0.5, "nrmse": 1.0},
+    }
+    assert calibrate.check_bounds(points, path) == []
+    worse = points.assign(goodput_error=[0.02, 0.5, 0.1])
+    assert calibrate.check_bounds(worse, path) == ["a: goodput_error 0.0200 > bound 0.013"]
+    # A bounded point that is no longer there fails too.
+    assert calibrate.check_bounds(points[points["point"] != "b"], path) == [
+        "b: goodput_error nan > bound 0.500",
+        "b: nrmse nan > bound 1.000",
+    ]
+
+
+def test_regression_subset_within_its_bounds(tmp_path: Path) -> None:
+    """The fidelity regression: every point of calibration/regression.toml on the simulator
+    against the committed kernel results, each error within its bound. A change that moves
+    the simulator away from the kernel fails here; one that moves it closer can tighten the
+    bounds with `tcplab calibrate calibration/regression.toml --sim-only --write-bounds`."""
+    result = calibrate.calibrate(REGRESSION, mode="sim", out=tmp_path)
+    assert len(result.points) == len(result.grid.points) >= 12
+    assert result.points["goodput_sim_bps"].gt(0).all()
+    problems = calibrate.check_bounds(result.points, result.grid.data_dir / BOUNDS_FILE)
+    assert problems == [], "\n".join(problems)
+
+
+def test_cli_sim_only_json(tmp_path: Path) -> None:
+    runner = CliRunner()
+    names = [f"10Mbps-10ms-q1bdp-{cc}" for cc in ("reno", "cubic", "bbr")]
+    args = ["calibrate", str(REGRESSION), "--sim-only", *(f"--points={n}" for n in names)]
+    outcome = runner.invoke(app, [*args, "--out", str(tmp_path), "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    data = json.loads(outcome.stdout)
+    assert [p["point"] for p in data["points"]] == names
+    assert data["verdict"]["points"] == 3
+    assert data["verdict"]["line"].startswith("regression: ")
+    for point in data["points"]:
+        ratio = point["goodput_sim_bps"] / point["goodput_kernel_bps"]
+        assert point["goodput_ratio"] == pytest.approx(ratio)
+
+
+def test_cli_refusals(tmp_path: Path) -> None:
+    runner = CliRunner()
+    both = runner.invoke(app, ["calibrate", str(REGRESSION), "--sim-only", "--kernel-only"])
+    assert both.exit_code == 2
+    assert "--sim-only and --kernel-only exclude each other" in both.output
+    none = runner.invoke(app, ["calibrate", str(REGRESSION), "--sim-only", "--points", "x*"])
+    assert none.exit_code == 2
+    assert "no point of regression matches" in none.output
+    missing = runner.invoke(app, ["calibrate", str(tmp_path / "nope.toml"), "--sim-only"])
+    assert missing.exit_code == 2
+    assert "no such file" in missing.output
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="measuring the kernel needs root")
+def test_kernel_remeasured_agrees_with_the_committed_results(tmp_path: Path) -> None:
+    """Two stable points of the regression subset measured again on this kernel (about
+    25 s): their goodput within 5 % of the committed results."""
+    grid = tmp_path / "regression.toml"
+    shutil.copy(REGRESSION, grid)
+    names = ["10Mbps-10ms-q1bdp-cubic", "10Mbps-100ms-q1bdp-reno"]
+    result = calibrate.calibrate(grid, mode="kernel", points=names, out=tmp_path / "runs")
+    committed = calibrate.load_kernel(calibrate.load_grid(REGRESSION)).summary.set_index("point")
+    measured = result.points.set_index("point")
+    for name in names:
+        assert measured.loc[name, "goodput_kernel_bps"] == pytest.approx(
+            committed.loc[name, "goodput_bps"], rel=0.05
+        )
+    # The measurement wrote its own data beside the copied grid, not into the repository.
+    assert (tmp_path / "regression" / "kernel" / "machine.json").exists()
