@@ -1,12 +1,13 @@
-//! `tcplab._sim`: the simulator and the link emulator behind JSON-in, JSON-out functions.
-//! Plans are built and results interpreted in Python (`tcplab.plan`, `tcplab.result`);
-//! nothing else crosses.
+//! `tcplab._sim`: the simulator and the link emulator. Plans go in as JSON; results come
+//! out as JSON for their rows and scalars and as column buffers (crates/sim/src/columns.rs)
+//! for their long parts. Plans are built and results interpreted in Python (`tcplab.plan`,
+//! `tcplab.result`); nothing else crosses.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 /// Runs a plan (JSON text) and returns the result (JSON text). An invalid plan raises
 /// ValueError naming the field; an internal fault raises RuntimeError instead of
@@ -51,6 +52,61 @@ fn run_capturing<'py>(py: Python<'py>, plan_json: &str) -> PyResult<(String, Bou
     }
 }
 
+/// Runs a plan (JSON text) that may ask for packet captures. Returns the result's rows
+/// and scalars (JSON text), its long parts as a dict from each part's name (`series`,
+/// `trace`, `atm_queue`, `abr_acr`) to its columns, and a dict from each capture's name
+/// (`links.0`, `links.0.forward`) to its pcap file's bytes. A column is a tuple (name,
+/// type code of the `array` module: d, Q, I or B, bytes of its little-endian values,
+/// labels: None, or for B the names its values index). Errors as `run`.
+#[pyfunction]
+fn run_columnar<'py>(py: Python<'py>, plan_json: &str) -> PyResult<Bound<'py, PyTuple>> {
+    let outcome =
+        py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tcplab_sim::run_columnar(plan_json))));
+    match outcome {
+        Ok(Ok((result, tables, captures))) => {
+            let parts = PyDict::new(py);
+            for table in tables {
+                parts.set_item(table.name, columns(py, table)?)?;
+            }
+            let files = PyDict::new(py);
+            for capture in captures {
+                files.set_item(capture.name, PyBytes::new(py, &capture.pcap))?;
+            }
+            PyTuple::new(
+                py,
+                [
+                    result.into_pyobject(py)?.into_any(),
+                    parts.into_any(),
+                    files.into_any(),
+                ],
+            )
+        }
+        Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
+        Err(panic) => Err(PyRuntimeError::new_err(format!(
+            "tcplab simulator fault (please report): {}",
+            panic_message(&*panic)
+        ))),
+    }
+}
+
+/// A table's columns as Python tuples; each column's values are written straight into its
+/// bytes object and then freed, so a long trace is never held twice over.
+fn columns<'py>(py: Python<'py>, table: tcplab_sim::Table) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for column in table.columns {
+        let values = column.values;
+        let bytes = PyBytes::new_with(py, values.byte_len(), |out| {
+            values.write_le(out);
+            Ok(())
+        })?;
+        let code = values.type_code().to_string();
+        let labels = values.labels().map(|l| l.to_vec());
+        drop(values);
+        list.append((column.name, code, bytes, labels))?;
+    }
+    Ok(list)
+}
+
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
@@ -82,6 +138,7 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_capturing, m)?)?;
+    m.add_function(wrap_pyfunction!(run_columnar, m)?)?;
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! (see docs/internals/plan-and-result.md) and returns a [`RunResult`].
 
 pub mod atm;
+pub mod columns;
 pub mod engine;
 mod error;
 mod flow;
@@ -22,6 +23,7 @@ pub mod tcp;
 pub mod topology;
 mod wlan;
 
+pub use columns::Table;
 pub use error::PlanError;
 pub use plan::Plan;
 pub use result::{Capture, RunResult};
@@ -52,4 +54,21 @@ pub fn run_json_capturing(plan_json: &str) -> Result<(String, Vec<Capture>), Pla
     let mut result = run(plan);
     let captures = std::mem::take(&mut result.captures);
     Ok((serde_json::to_string(&result)?, captures))
+}
+
+/// Parses, validates and runs a plan given as JSON; returns the result's rows and scalars
+/// as JSON, its long parts as columns (crate::columns; absent from the JSON), and the
+/// packet captures the plan asked for.
+pub fn run_columnar(plan_json: &str) -> Result<(String, Vec<Table>, Vec<Capture>), PlanError> {
+    let plan = Plan::from_json(plan_json)?;
+    let mut result = run(plan);
+    let captures = std::mem::take(&mut result.captures);
+    let tables = result.take_tables();
+    let mut rows = serde_json::to_value(&result)?;
+    if let Some(parts) = rows.as_object_mut() {
+        for table in &tables {
+            parts.remove(table.name);
+        }
+    }
+    Ok((rows.to_string(), tables, captures))
 }

@@ -388,7 +388,32 @@ impl Plan {
         self.validate_wlan()?;
         self.validate_peps()?;
         media::refuse_udp_captures(self)?;
-        self.validate_atm()
+        self.validate_atm()?;
+        self.validate_result_size()
+    }
+
+    /// A run whose series and traces would take more than the budget is refused before it
+    /// starts, naming the interval that sets their size (crate::columns).
+    fn validate_result_size(&self) -> Result<(), PlanError> {
+        let (bytes, part) = crate::columns::estimate_bytes(self);
+        if bytes <= crate::columns::BUDGET_BYTES {
+            return Ok(());
+        }
+        let (field, every) = match part {
+            "trace_interval" => ("trace_interval_ns", self.trace_interval_ns),
+            _ => ("interval_ns", self.interval_ns),
+        };
+        Err(PlanError::field(
+            field,
+            format!(
+                "the result's series and traces would take {:.1} MiB, above the {} MiB \
+                 budget: sampling every {} ms for {} s; raise {part} or shorten duration",
+                bytes as f64 / (1u64 << 20) as f64,
+                crate::columns::BUDGET_BYTES >> 20,
+                every as f64 / 1e6,
+                self.duration_ns as f64 / 1e9,
+            ),
+        ))
     }
 }
 

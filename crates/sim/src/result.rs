@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::columns::{direction_labels, Column, Table, Values};
 use crate::media::StreamResult;
 use crate::metrics::{LatencySummary, LimitShares, SeriesOut, Trace};
 
@@ -30,6 +31,24 @@ pub struct RunResult {
     /// The packet captures the plan asked for; not part of the JSON.
     #[serde(skip)]
     pub captures: Vec<Capture>,
+}
+
+impl RunResult {
+    /// The long parts (series, trace, and the ATM queue and ABR rate samples when the run
+    /// has them) as columns, taken out of the result, which keeps empty ones.
+    pub fn take_tables(&mut self) -> Vec<Table> {
+        let mut tables = vec![
+            std::mem::take(&mut self.series).table(),
+            std::mem::take(&mut self.trace).table(),
+        ];
+        if !self.atm_queue.is_empty() {
+            tables.push(std::mem::take(&mut self.atm_queue).table());
+        }
+        if !self.abr_acr.is_empty() {
+            tables.push(std::mem::take(&mut self.abr_acr).table());
+        }
+        tables
+    }
 }
 
 /// One packet capture: its name (`links.0`, `links.0.forward`) and its pcap file's bytes.
@@ -206,6 +225,31 @@ impl AtmQueueSeries {
     pub fn is_empty(&self) -> bool {
         self.t_s.is_empty()
     }
+
+    fn table(self) -> Table {
+        let link = self.link.into_iter().map(|l| l as u64).collect();
+        Table {
+            name: "atm_queue",
+            columns: vec![
+                Column {
+                    name: "t_s",
+                    values: Values::F64(self.t_s),
+                },
+                Column {
+                    name: "link",
+                    values: Values::U64(link),
+                },
+                Column {
+                    name: "direction",
+                    values: direction_labels(&self.direction),
+                },
+                Column {
+                    name: "cells",
+                    values: Values::U64(self.cells),
+                },
+            ],
+        }
+    }
 }
 
 /// Each ABR VC's allowed cell rate (ACR, cells/s), sampled every trace interval: one row
@@ -222,5 +266,30 @@ pub struct AbrAcrSeries {
 impl AbrAcrSeries {
     pub fn is_empty(&self) -> bool {
         self.t_s.is_empty()
+    }
+
+    fn table(self) -> Table {
+        let flow = self.flow.into_iter().map(|f| f as u64).collect();
+        Table {
+            name: "abr_acr",
+            columns: vec![
+                Column {
+                    name: "t_s",
+                    values: Values::F64(self.t_s),
+                },
+                Column {
+                    name: "flow",
+                    values: Values::U64(flow),
+                },
+                Column {
+                    name: "direction",
+                    values: direction_labels(&self.direction),
+                },
+                Column {
+                    name: "acr_cells_s",
+                    values: Values::F64(self.acr_cells_s),
+                },
+            ],
+        }
     }
 }

@@ -9,6 +9,7 @@ pub use latency::LatencySummary;
 
 use serde::Serialize;
 
+use crate::columns::{Column, Table, Values};
 use crate::engine::{Nanos, NS_PER_S};
 use crate::tcp::{Limit, Sender};
 
@@ -23,10 +24,28 @@ pub struct IntervalSeries {
     buckets: Vec<u64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct SeriesOut {
     pub t_s: Vec<f64>,
     pub interval_bytes: Vec<u64>,
+}
+
+impl SeriesOut {
+    pub fn table(self) -> Table {
+        Table {
+            name: "series",
+            columns: vec![
+                Column {
+                    name: "t_s",
+                    values: Values::F64(self.t_s),
+                },
+                Column {
+                    name: "interval_bytes",
+                    values: Values::U64(self.interval_bytes),
+                },
+            ],
+        }
+    }
 }
 
 impl IntervalSeries {
@@ -59,28 +78,50 @@ impl IntervalSeries {
     }
 }
 
-/// Sender state sampled at a fixed period.
+/// Sender state sampled at a fixed period. Byte counts are 32-bit, saturating at
+/// 2^32 − 1 (an infinite ssthresh reads so; a window can reach at most 2^30 bytes, RFC 7323
+/// §2.3), which keeps a sample at 36 bytes (crate::columns).
 #[derive(Debug, Default, Serialize)]
 pub struct Trace {
-    pub flow: Vec<usize>,
+    pub flow: Vec<u32>,
     pub t_s: Vec<f64>,
-    pub cwnd_bytes: Vec<u64>,
-    pub ssthresh_bytes: Vec<u64>,
+    pub cwnd_bytes: Vec<u32>,
+    pub ssthresh_bytes: Vec<u32>,
     pub srtt_s: Vec<f64>,
-    pub flight_bytes: Vec<u64>,
-    pub rwnd_bytes: Vec<u64>,
+    pub flight_bytes: Vec<u32>,
+    pub rwnd_bytes: Vec<u32>,
+}
+
+fn saturating_u32(bytes: u64) -> u32 {
+    u32::try_from(bytes).unwrap_or(u32::MAX)
 }
 
 impl Trace {
     pub fn sample(&mut self, flow: usize, now: Nanos, tcp: &Sender) {
-        self.flow.push(flow);
+        self.flow
+            .push(u32::try_from(flow).expect("fewer than 2^32 flows"));
         self.t_s.push(seconds(now));
-        self.cwnd_bytes.push(tcp.cwnd());
-        self.ssthresh_bytes
-            .push(tcp.ssthresh().min(u64::from(u32::MAX)));
+        self.cwnd_bytes.push(saturating_u32(tcp.cwnd()));
+        self.ssthresh_bytes.push(saturating_u32(tcp.ssthresh()));
         self.srtt_s.push(tcp.rto().srtt().map_or(0.0, seconds));
-        self.flight_bytes.push(tcp.flight());
-        self.rwnd_bytes.push(tcp.rwnd());
+        self.flight_bytes.push(saturating_u32(tcp.flight()));
+        self.rwnd_bytes.push(saturating_u32(tcp.rwnd()));
+    }
+
+    pub fn table(self) -> Table {
+        let column = |name, values| Column { name, values };
+        Table {
+            name: "trace",
+            columns: vec![
+                column("flow", Values::U32(self.flow)),
+                column("t_s", Values::F64(self.t_s)),
+                column("cwnd_bytes", Values::U32(self.cwnd_bytes)),
+                column("ssthresh_bytes", Values::U32(self.ssthresh_bytes)),
+                column("srtt_s", Values::F64(self.srtt_s)),
+                column("flight_bytes", Values::U32(self.flight_bytes)),
+                column("rwnd_bytes", Values::U32(self.rwnd_bytes)),
+            ],
+        }
     }
 }
 

@@ -1,0 +1,177 @@
+//! The result's long parts (the per-interval series, the sender trace, the ATM queue and
+//! ABR rate samples) as columns of plain values: one buffer per column in the layout of an
+//! Arrow primitive array (little-endian values, no nulls), so that they cross into Python
+//! as bytes that pyarrow or numpy wrap without parsing, instead of as JSON text.
+//!
+//! Their size is known from the plan before the run ([`estimate_bytes`]); a plan whose
+//! columns would exceed [`BUDGET_BYTES`] is refused up front rather than run out of memory.
+
+use crate::plan::Plan;
+
+/// The most the result's columns may take, in bytes (1 GiB).
+pub const BUDGET_BYTES: u64 = 1 << 30;
+
+/// Bytes per sample: a trace row (flow u32, t_s f64, cwnd, ssthresh, flight and rwnd u32,
+/// srtt f64), an ATM queue or ABR rate row (t_s f64, link or flow u64, direction u8,
+/// cells u64 or rate f64), a series row (t_s f64, bytes u64).
+const TRACE_ROW_BYTES: u64 = 4 + 8 + 4 + 4 + 8 + 4 + 4;
+const PORT_ROW_BYTES: u64 = 8 + 8 + 1 + 8;
+const SERIES_ROW_BYTES: u64 = 8 + 8;
+
+/// Which direction of a link or VC a row is about.
+pub const DIRECTIONS: &[&str] = &["forward", "reverse"];
+
+/// One column's values.
+#[derive(Debug, PartialEq)]
+pub enum Values {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    /// Each row's index into `labels` (an Arrow dictionary array with u8 indices).
+    Labels {
+        codes: Vec<u8>,
+        labels: &'static [&'static str],
+    },
+}
+
+impl Values {
+    pub fn len(&self) -> usize {
+        match self {
+            Values::F64(v) => v.len(),
+            Values::U64(v) => v.len(),
+            Values::U32(v) => v.len(),
+            Values::Labels { codes, .. } => codes.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The Python `struct`/`array` type code of one value: d, Q, I, or B for labels.
+    pub fn type_code(&self) -> char {
+        match self {
+            Values::F64(_) => 'd',
+            Values::U64(_) => 'Q',
+            Values::U32(_) => 'I',
+            Values::Labels { .. } => 'B',
+        }
+    }
+
+    pub fn byte_len(&self) -> usize {
+        let width = match self {
+            Values::F64(_) | Values::U64(_) => 8,
+            Values::U32(_) => 4,
+            Values::Labels { .. } => 1,
+        };
+        self.len() * width
+    }
+
+    /// The label names, for a labels column.
+    pub fn labels(&self) -> Option<&'static [&'static str]> {
+        match self {
+            Values::Labels { labels, .. } => Some(labels),
+            _ => None,
+        }
+    }
+
+    /// Writes the values little-endian into `out`, which is [`Values::byte_len`] long.
+    pub fn write_le(&self, out: &mut [u8]) {
+        fn put<const N: usize, T: Copy>(out: &mut [u8], values: &[T], le: impl Fn(T) -> [u8; N]) {
+            for (chunk, &v) in out.chunks_exact_mut(N).zip(values) {
+                chunk.copy_from_slice(&le(v));
+            }
+        }
+        match self {
+            Values::F64(v) => put(out, v, f64::to_le_bytes),
+            Values::U64(v) => put(out, v, u64::to_le_bytes),
+            Values::U32(v) => put(out, v, u32::to_le_bytes),
+            Values::Labels { codes, .. } => out.copy_from_slice(codes),
+        }
+    }
+}
+
+/// A named column.
+#[derive(Debug, PartialEq)]
+pub struct Column {
+    pub name: &'static str,
+    pub values: Values,
+}
+
+/// One long part of the result, by its name in the result (`series`, `trace`, ...).
+#[derive(Debug, PartialEq)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: Vec<Column>,
+}
+
+/// Codes for a column of directions.
+pub fn direction_labels(directions: &[&'static str]) -> Values {
+    let codes = directions
+        .iter()
+        .map(|d| {
+            DIRECTIONS
+                .iter()
+                .position(|known| known == d)
+                .expect("a direction is forward or reverse") as u8
+        })
+        .collect();
+    Values::Labels {
+        codes,
+        labels: DIRECTIONS,
+    }
+}
+
+/// The most memory `plan`'s result columns can take, in bytes, and the part that takes
+/// most of it: ("trace_interval", bytes) for the samples taken every trace interval,
+/// ("interval", bytes) for the per-interval series.
+pub fn estimate_bytes(plan: &Plan) -> (u64, &'static str) {
+    let samples = (plan.duration_ns / plan.trace_interval_ns).max(1);
+    let flows = plan.resolved_flows().len() as u64;
+    let ports = plan
+        .links
+        .iter()
+        .flat_map(|l| [&l.forward, &l.reverse])
+        .filter(|ch| ch.atm.is_some())
+        .count() as u64;
+    let vcs = if plan.abr.is_some() { 2 * flows } else { 0 };
+    let traced = samples
+        .saturating_mul(flows.saturating_mul(TRACE_ROW_BYTES) + (ports + vcs) * PORT_ROW_BYTES);
+    let series = plan
+        .duration_ns
+        .div_ceil(plan.interval_ns)
+        .saturating_mul(SERIES_ROW_BYTES);
+    let part = if traced >= series {
+        "trace_interval"
+    } else {
+        "interval"
+    };
+    (traced.saturating_add(series), part)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_written_little_endian() {
+        let v = Values::U32(vec![1, 0x0102_0304]);
+        let mut out = vec![0; v.byte_len()];
+        v.write_le(&mut out);
+        assert_eq!(out, [1, 0, 0, 0, 4, 3, 2, 1]);
+        let f = Values::F64(vec![0.5]);
+        let mut out = vec![0; 8];
+        f.write_le(&mut out);
+        assert_eq!(f64::from_le_bytes(out.try_into().unwrap()), 0.5);
+    }
+
+    #[test]
+    fn directions_become_codes_into_their_labels() {
+        let v = direction_labels(&["reverse", "forward", "reverse"]);
+        assert_eq!(v.type_code(), 'B');
+        assert_eq!(v.labels(), Some(DIRECTIONS));
+        let mut out = vec![0; v.byte_len()];
+        v.write_le(&mut out);
+        assert_eq!(out, [1, 0, 1]);
+    }
+}

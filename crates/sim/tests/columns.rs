@@ -1,0 +1,78 @@
+//! The result's long parts as columns (src/columns.rs): the same values the JSON carries,
+//! and a plan whose columns would not fit the budget refused before it runs.
+
+use serde_json::Value;
+use tcplab_sim::columns::{Values, BUDGET_BYTES};
+
+fn plan(duration_ns: u64, trace_interval_ns: u64) -> String {
+    let tcp = r#"{"cc":"newreno","sndbuf":65536,"rcvbuf":65536,"mss":1460,"initial_window":10,
+        "window_scaling":false,"sack":false,"timestamps":false,"abc":false,"hystart":false,
+        "delayed_ack":true,"delack_timeout_ns":200000000,"nagle":true,"nagle_variant":"rfc896",
+        "fast_retransmit":true,"min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true}"#;
+    let channel = r#"{"rate_bps":10000000,"delay_ns":20000000,"queue":{"packets":20},
+        "error":{"kind":"loss","p":0.01},"framing":{"overhead_bytes":2,"min_payload_bytes":0}}"#;
+    format!(
+        r#"{{"seed":3,"duration_ns":{duration_ns},"interval_ns":1000000000,
+        "trace_interval_ns":{trace_interval_ns},
+        "hosts":[{{"name":"a","tcp":{tcp}}},{{"name":"b","tcp":{tcp}}}],
+        "links":[{{"forward":{channel},"reverse":{channel}}}],
+        "app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}"#
+    )
+}
+
+/// A JSON column as the numbers it holds.
+fn numbers(column: &Value) -> Vec<f64> {
+    let values = column.as_array().expect("a column is an array");
+    values.iter().map(|v| v.as_f64().unwrap()).collect()
+}
+
+#[test]
+fn columns_hold_what_the_json_holds() {
+    let plan = plan(5_000_000_000, 10_000_000);
+    let json: Value = serde_json::from_str(&tcplab_sim::run_json(&plan).unwrap()).unwrap();
+    let (rows, tables, _) = tcplab_sim::run_columnar(&plan).unwrap();
+    let rows: Value = serde_json::from_str(&rows).unwrap();
+    assert_eq!(rows["summary"], json["summary"]);
+    assert!(rows.get("trace").is_none() && rows.get("series").is_none());
+    let names: Vec<_> = tables.iter().map(|t| t.name).collect();
+    assert_eq!(names, ["series", "trace"]);
+    for table in &tables {
+        for column in &table.columns {
+            let expected = numbers(&json[table.name][column.name]);
+            let got: Vec<f64> = match &column.values {
+                Values::F64(v) => v.clone(),
+                Values::U64(v) => v.iter().map(|&x| x as f64).collect(),
+                Values::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+                Values::Labels { .. } => unreachable!("no labels in series or trace"),
+            };
+            assert_eq!(got, expected, "{}.{}", table.name, column.name);
+        }
+    }
+    // 500 samples of one flow.
+    assert_eq!(tables[1].columns[0].values.len(), 500);
+}
+
+#[test]
+fn a_trace_beyond_the_budget_is_refused_naming_its_interval() {
+    // One flow sampled every microsecond for an hour: 3.6e9 samples of 36 bytes.
+    let err = tcplab_sim::run_json(&plan(3_600_000_000_000, 1_000))
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("trace_interval_ns: "), "{err}");
+    assert!(err.contains("raise trace_interval"), "{err}");
+    assert!(err.contains("123596.2 MiB"), "{err}");
+    assert!(
+        err.contains(&format!("{} MiB budget", BUDGET_BYTES >> 20)),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_series_beyond_the_budget_is_refused_naming_interval() {
+    // A nanosecond series over an hour: 3.6e12 intervals.
+    let plan = plan(3_600_000_000_000, 1_000_000_000)
+        .replace(r#""interval_ns":1000000000"#, r#""interval_ns":1"#);
+    let err = tcplab_sim::run_json(&plan).unwrap_err().to_string();
+    assert!(err.starts_with("interval_ns: "), "{err}");
+    assert!(err.contains("raise interval or shorten duration"), "{err}");
+}
