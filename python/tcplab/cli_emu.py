@@ -83,7 +83,9 @@ Port = Annotated[int, typer.Option(help="TCP port of the server")]
 
 @measure_app.command("server")
 def measure_server(
-    bind: Annotated[str, typer.Option(help="address to listen on")] = "0.0.0.0",
+    bind: Annotated[
+        str, typer.Option(help="address to listen on (0.0.0.0: every interface)")
+    ] = "127.0.0.1",
     port: Port = 5210,
     cc: Cc = None,
     sndbuf: Sndbuf = None,

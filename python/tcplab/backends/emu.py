@@ -373,6 +373,7 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "port": PORT,
         "options": _options(sender, receiver=False),
         "test": test,
+        "proxied": bool(relays),
     }
     client = net.popen(0, [*child, json.dumps(client_config)])
     try:

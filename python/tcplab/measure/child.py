@@ -38,7 +38,13 @@ def main(argv: list[str]) -> int:
             config["seed"],
         )
     else:
-        result = client.run(config["host"], config["port"], options, Workload(**config["test"]))
+        result = client.run(
+            config["host"],
+            config["port"],
+            options,
+            Workload(**config["test"]),
+            proxied=config.get("proxied", False),
+        )
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
 

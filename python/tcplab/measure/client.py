@@ -128,8 +128,12 @@ def _write(
     return written
 
 
-def run(host: str, port: int, options: TcpOptions, workload: Workload) -> dict[str, Any]:
-    """Run one test against the server at host:port; returns the iperf3-shaped result."""
+def run(
+    host: str, port: int, options: TcpOptions, workload: Workload, proxied: bool = False
+) -> dict[str, Any]:
+    """Run one test against the server at host:port; returns the iperf3-shaped result.
+    `proxied`: host:port is a proxy's (the emulator's PEP), which connects to the server
+    from ports of its own."""
     control_sock = socket.create_connection((host, port), timeout=STEP_TIMEOUT_S)
     rr: transactions.ClientSide | None = None
     with control_sock:
@@ -145,16 +149,19 @@ def run(host: str, port: int, options: TcpOptions, workload: Workload) -> dict[s
                 "response_size": workload.response_size,
                 "read_delay_ns": workload.read_delay_ns,
                 "boot_id": boot_id(),
+                "proxied": proxied,
             }
         )
         ready = control.receive(STEP_TIMEOUT_S)
         data = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         with data:
             options.apply(data)
+            # The server tells this test's data connection by the port it comes from.
+            data.bind(("", 0))
             counters_before = netstat()
             cpu_start = cpu_times()
             t0 = now_ns()
-            control.send({"event": "connecting", "t0_ns": t0})
+            control.send({"event": "connecting", "t0_ns": t0, "ports": [data.getsockname()[1]]})
             data.settimeout(STEP_TIMEOUT_S)
             data.connect((host, port))
             established_ns = now_ns()

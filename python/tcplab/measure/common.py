@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_PORT = 5210
-PROTOCOL = "tcplab-measure/1"
+# /2: the client announces its data connection's port (tcplab.measure.dispatch).
+PROTOCOL = "tcplab-measure/2"
 # Longest a control message may be; a report of a long run with fine intervals fits.
 MAX_CONTROL_BYTES = 64 * 1024 * 1024
 # Linux's setsockopt(2) options that bypass net.core.rmem_max / wmem_max for a process
@@ -25,6 +26,14 @@ MAX_CONTROL_BYTES = 64 * 1024 * 1024
 SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
 SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 TCP_WINDOW_CLAMP = getattr(socket, "TCP_WINDOW_CLAMP", 10)
+
+
+class ProtocolError(ConnectionError):
+    """The peer broke the control protocol; the message says how."""
+
+
+class PeerError(ConnectionError):
+    """The peer answered with an error (`{"event": "error", "error": ...}`)."""
 
 
 def now_ns() -> int:
@@ -116,8 +125,9 @@ def actual_options(sock: socket.socket) -> dict[str, Any]:
 class Control:
     """JSON lines over the control connection, each read bounded by a deadline."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, max_bytes: int = MAX_CONTROL_BYTES) -> None:
         self.sock = sock
+        self.max_bytes = max_bytes
         self._buffer = b""
 
     def send(self, message: dict[str, Any]) -> None:
@@ -134,26 +144,47 @@ class Control:
             if not chunk:
                 raise ConnectionError("the peer closed the control connection")
             self._buffer += chunk
-            if len(self._buffer) > MAX_CONTROL_BYTES:
-                raise ConnectionError("control message too long")
+            if b"\n" not in self._buffer and len(self._buffer) > self.max_bytes:
+                raise ProtocolError(f"a control message longer than {self.max_bytes} bytes")
         line, self._buffer = self._buffer.split(b"\n", 1)
-        message = json.loads(line)
+        try:
+            message = json.loads(line, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as error:
+            # RecursionError: arrays nested deeper than the parser's recursion limit.
+            raise ProtocolError(f"a control message that is not JSON ({error!s:.80})") from None
         if not isinstance(message, dict):
-            raise ConnectionError("malformed control message")
+            raise ProtocolError("a control message that is not a JSON object")
+        if message.get("event") == "error":
+            raise PeerError(str(message.get("error"))[:1000])
         return message
+
+    def refuse(self, reason: str) -> None:
+        """Tell the peer why it is dropped, if it still listens."""
+        try:
+            self.sock.settimeout(1.0)
+            self.send({"event": "error", "error": reason})
+        except OSError:
+            pass
 
     def fileno(self) -> int:
         return self.sock.fileno()
 
 
-def cpu_times() -> tuple[float, float]:
-    """(user, system) CPU seconds of this process so far (getrusage(2), RUSAGE_SELF)."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def cpu_times(who: int = resource.RUSAGE_SELF) -> tuple[float, float]:
+    """(user, system) CPU seconds so far (getrusage(2)) of this process, or with
+    RUSAGE_THREAD of the calling thread (a server running several tests at once)."""
+    usage = resource.getrusage(who)
     return usage.ru_utime, usage.ru_stime
 
 
-def cpu_report(start: tuple[float, float], wall_s: float) -> dict[str, float]:
-    user, system = cpu_times()
+def cpu_report(
+    start: tuple[float, float], wall_s: float, who: int = resource.RUSAGE_SELF
+) -> dict[str, float]:
+    user, system = cpu_times(who)
     user -= start[0]
     system -= start[1]
     share = (user + system) / wall_s if wall_s > 0 else 0.0

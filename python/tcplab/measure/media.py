@@ -5,11 +5,12 @@ t0 + start + k · interval), stamps each with its sequence number, its CLOCK_MON
 time and its length, and sends it over the stream's own TCP connection or as one UDP
 datagram (the kernel fragments one larger than the MTU). The server (receiver) records
 when each message is complete: over TCP when its last byte is read, over UDP when its
-datagram is. The test runs on the usual control connection (protocol tcplab-media/1):
+datagram is. The test runs on the usual control connection (protocol tcplab-media/2):
 
 1. client → server: the streams and the duration; server → client: the UDP ports.
-2. the client opens one TCP connection per TCP stream (first 4 bytes: the stream's index),
-   then sends `start` with its t0 and runs the schedule for the duration;
+2. the client announces the local ports of its TCP streams (`connecting`), opens one TCP
+   connection per TCP stream (first 4 bytes: the stream's index), then sends `start` with
+   its t0 and runs the schedule for the duration;
 3. at t0 + duration it sends `stop`; the server answers with every arrival before it.
 
 One-way delays need one clock: the emulator's namespaces share CLOCK_MONOTONIC (the same
@@ -29,9 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tcplab.measure import tcpinfo
-from tcplab.measure.common import Control, TcpOptions, boot_id, now_ns
+from tcplab.measure.common import Control, ProtocolError, TcpOptions, boot_id, now_ns
+from tcplab.measure.dispatch import Registry, announce
 
-PROTOCOL = "tcplab-media/1"
+# /2: the client announces its TCP streams' ports (tcplab.measure.dispatch).
+PROTOCOL = "tcplab-media/2"
 NS_PER_S = 1_000_000_000
 # Sequence number, send time (ns, the sender's CLOCK_MONOTONIC) and message length.
 HEADER = struct.Struct("!QQI")
@@ -39,6 +42,14 @@ INDEX = struct.Struct("!I")
 STEP_TIMEOUT_S = 30.0
 GRACE_S = 60.0
 READ_SIZE = 128 * 1024
+# What a client may ask the server for: streams, messages in all (each arrival is kept for
+# the report), one message's size, and the test's length.
+MAX_STREAMS = 64
+MAX_MESSAGES = 1_000_000
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_TEST_NS = 24 * 3600 * NS_PER_S
+# One UDP datagram's largest payload (IPv4).
+MAX_DATAGRAM = 65_507
 # Linux's IP_MTU_DISCOVER values (ip(7)): let the kernel fragment datagrams above the MTU.
 IP_MTU_DISCOVER = getattr(socket, "IP_MTU_DISCOVER", 10)
 IP_PMTUDISC_DONT = getattr(socket, "IP_PMTUDISC_DONT", 0)
@@ -160,8 +171,14 @@ def run_client(
             }
         )
         ready = control.receive(STEP_TIMEOUT_S)
-        senders = [_open(s, i, host, port, options, ready, seed) for i, s in enumerate(streams)]
+        senders = [_socket(s, options, ready, host, seed) for s in streams]
         try:
+            tcp = [(i, s.sock) for i, s in enumerate(senders) if s.address is None]
+            if tcp:
+                ports = [sock.getsockname()[1] for _, sock in tcp]
+                control.send({"event": "connecting", "ports": ports})
+            for index, sock in tcp:
+                _connect(sock, index, host, port)
             t0 = now_ns()
             control.send({"event": "start", "t0_ns": t0})
             _schedule(senders, t0, duration_ns)
@@ -202,15 +219,11 @@ def _arrivals(rows: Sequence[Sequence[int]], count: int) -> list[int | None]:
     return received
 
 
-def _open(
-    stream: Stream,
-    index: int,
-    host: str,
-    port: int,
-    options: TcpOptions,
-    ready: Mapping[str, Any],
-    seed: int,
+def _socket(
+    stream: Stream, options: TcpOptions, ready: Mapping[str, Any], host: str, seed: int
 ) -> _Sender:
+    """A stream's socket: UDP with the server's port, or TCP bound to a local port (which
+    the client announces before connecting)."""
     sizes = random.Random(f"{seed}:media.{stream.name}.sizes")
     if stream.transport == "udp":
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -218,11 +231,15 @@ def _open(
         return _Sender(stream, sock, (host, int(ready["udp_ports"][stream.name])), sizes)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     options.apply(sock)
+    sock.bind(("", 0))
+    return _Sender(stream, sock, None, sizes)
+
+
+def _connect(sock: socket.socket, index: int, host: str, port: int) -> None:
     sock.settimeout(STEP_TIMEOUT_S)
     sock.connect((host, port))
     sock.sendall(INDEX.pack(index))
     sock.setblocking(False)
-    return _Sender(stream, sock, None, sizes)
 
 
 def _schedule(senders: Sequence[_Sender], t0: int, duration_ns: int) -> None:
@@ -249,14 +266,20 @@ def _schedule(senders: Sequence[_Sender], t0: int, duration_ns: int) -> None:
 
 
 def serve_test(
-    listener: socket.socket, control: Control, params: Mapping[str, Any]
+    registry: Registry,
+    listener: socket.socket,
+    control: Control,
+    params: Mapping[str, Any],
+    peer: tuple[str, int],
+    step_timeout_s: float = STEP_TIMEOUT_S,
 ) -> dict[str, Any]:
     """The server's side of one media test (after the control connection's first message)."""
-    streams = [Stream(**s) for s in params["streams"]]
-    duration_ns = int(params["duration_ns"])
+    streams, duration_ns = parse_request(params)
     address = listener.getsockname()[0]
     udp: dict[str, socket.socket] = {}
     tcp: dict[int, socket.socket] = {}
+    wanted = sum(s.transport == "tcp" for s in streams)
+    test = registry.open(peer[0], wanted, params.get("proxied") is True)
     try:
         for stream in streams:
             if stream.transport == "udp":
@@ -266,21 +289,80 @@ def serve_test(
                 udp[stream.name] = sock
         ports = {name: sock.getsockname()[1] for name, sock in udp.items()}
         control.send({"event": "ready", "udp_ports": ports})
-        listener.settimeout(STEP_TIMEOUT_S)
-        for _ in (s for s in streams if s.transport == "tcp"):
-            data, _ = listener.accept()
-            data.settimeout(STEP_TIMEOUT_S)
+        if wanted:
+            announce(registry, test, control.receive(step_timeout_s))
+        for _ in range(wanted):
+            data, _ = test.take(step_timeout_s)
+            data.settimeout(step_timeout_s)
             (index,) = INDEX.unpack(_read_exactly(data, INDEX.size))
+            if not 0 <= index < len(streams) or streams[index].transport != "tcp" or index in tcp:
+                data.close()
+                raise ProtocolError(f"a media connection names stream {index}, not a TCP stream")
             data.setblocking(False)
             tcp[index] = data
-        start = control.receive(STEP_TIMEOUT_S)
-        arrivals = _receive(streams, udp, tcp, control, int(start["t0_ns"]), duration_ns)
+        start = control.receive(step_timeout_s)
+        t0 = start.get("t0_ns")
+        if type(t0) is not int:
+            raise ProtocolError('expected {"event": "start", "t0_ns": <integer>}')
+        arrivals = _receive(streams, udp, tcp, control, t0, duration_ns)
     finally:
+        registry.close(test)
         for sock in (*udp.values(), *tcp.values()):
             sock.close()
     report = {"event": "report", "boot_id": boot_id(), "arrivals": arrivals}
     control.send(report)
     return report
+
+
+def parse_request(params: Mapping[str, Any]) -> tuple[list[Stream], int]:
+    """A client's media test, checked: the streams and the duration, typed and bounded."""
+    duration_ns = params.get("duration_ns")
+    if type(duration_ns) is not int or not 0 < duration_ns <= MAX_TEST_NS:
+        raise ProtocolError(f"duration_ns must be an integer in [1, {MAX_TEST_NS}]")
+    raw = params.get("streams")
+    if not isinstance(raw, list) or not 0 < len(raw) <= MAX_STREAMS:
+        raise ProtocolError(f"streams must be a list of 1 to {MAX_STREAMS} streams")
+    streams = [_stream(s) for s in raw]
+    if len({s.name for s in streams}) != len(streams):
+        raise ProtocolError("two streams share a name")
+    total = sum(messages(s, duration_ns) for s in streams)
+    if total > MAX_MESSAGES:
+        raise ProtocolError(f"{total} messages in all; at most {MAX_MESSAGES}")
+    return streams, duration_ns
+
+
+def messages(stream: Stream, duration_ns: int) -> int:
+    """How many messages a stream's schedule holds in the test."""
+    return max(duration_ns - stream.start_ns, 0) // stream.interval_ns + 1
+
+
+def _stream(raw: Any) -> Stream:
+    if not isinstance(raw, dict):
+        raise ProtocolError("a stream must be a JSON object")
+    try:
+        stream = Stream(**raw)
+    except TypeError as error:
+        raise ProtocolError(f"a stream: {error}") from None
+    largest = MAX_DATAGRAM if stream.transport == "udp" else MAX_MESSAGE_BYTES
+    top = stream.max_message_size if stream.max_message_size is not None else 0
+    if not (
+        isinstance(stream.name, str)
+        and stream.transport in ("tcp", "udp")
+        and all(
+            type(v) is int for v in (stream.interval_ns, stream.message_size, stream.start_ns, top)
+        )
+        and stream.interval_ns > 0
+        and HEADER.size <= stream.message_size <= largest
+        and 0 <= top <= largest
+        and 0 <= stream.start_ns <= MAX_TEST_NS
+        and isinstance(stream.skip_when_blocked, bool)
+    ):
+        raise ProtocolError(
+            f"stream {str(stream.name)[:40]!r}: transport tcp or udp, a positive integer"
+            f" interval_ns, message sizes from {HEADER.size} to {largest} bytes, start_ns"
+            " from 0"
+        )
+    return stream
 
 
 def _read_exactly(sock: socket.socket, n: int) -> bytes:
@@ -303,7 +385,12 @@ def _receive(
 ) -> dict[str, list[list[int]]]:
     """Record (seq, arrival ns since t0) of each complete message until the client stops."""
     arrivals: dict[str, list[list[int]]] = {s.name: [] for s in streams}
+    limits = {s.name: messages(s, duration_ns) for s in streams}
     buffers = {index: bytearray() for index in tcp}
+    largest = {
+        index: max(streams[index].message_size, streams[index].max_message_size or 0)
+        for index in tcp
+    }
     selector = selectors.DefaultSelector()
     for name, sock in udp.items():
         selector.register(sock, selectors.EVENT_READ, ("udp", name))
@@ -321,7 +408,8 @@ def _receive(
                     continue
                 if kind == "udp":
                     datagram = key.fileobj.recv(65_536)  # type: ignore[union-attr]
-                    if len(datagram) >= HEADER.size:
+                    # No more arrivals kept than the stream has messages, whatever comes.
+                    if len(datagram) >= HEADER.size and len(arrivals[which]) < limits[which]:
                         seq = HEADER.unpack_from(datagram)[0]
                         arrivals[which].append([seq, now_ns() - t0])
                     continue
@@ -335,6 +423,8 @@ def _receive(
                 name = streams[which].name
                 while len(buffer) >= HEADER.size:
                     seq, _, length = HEADER.unpack_from(buffer)
+                    if not HEADER.size <= length <= largest[which]:
+                        raise ProtocolError(f"{name}: a message of {length} bytes")
                     if len(buffer) < length:
                         break
                     arrivals[name].append([seq, at])
