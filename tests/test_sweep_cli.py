@@ -213,3 +213,19 @@ def test_the_progress_bar_counts_stored_runs_and_failures() -> None:
     assert "3/4" in text
     assert "1 failed" in text
     assert "ETA" in text
+
+
+def test_a_second_sweep_into_a_directory_in_use_is_refused_naming_the_holder(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    scenario = write(tmp_path, SWEEP)
+    with tcplab.Store(out).locked():
+        result = runner.invoke(app, ["sweep", str(scenario), "--out", str(out), "--force"])
+        assert result.exit_code == 2
+        assert f"{out} is in use by another sweep (pid " in result.stderr
+        assert "wait for it to end, or write elsewhere (--out)" in result.stderr
+        assert not (out / "runs").exists()
+    # Released with its holder, the directory takes the sweep.
+    result = runner.invoke(app, ["sweep", str(scenario), "--out", str(out), "-j", "1"])
+    assert result.exit_code == 0, result.stderr

@@ -8,6 +8,8 @@ over the runs' Parquet files; the Python side gets pandas DataFrames.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
 import os
@@ -32,6 +34,8 @@ MANIFEST_FILE = "manifest.json"
 META_FILE = "meta.json"
 RUNS_DIR = "runs"
 FAILURES_DIR = "failures"
+# Held (flock(2)) by the sweep writing into the directory; it names that sweep's process.
+LOCK_FILE = ".lock"
 # segments: only runs with a PEP have the file.
 TABLES = (*RESULT_PARTS, "segments")
 # The run's identity in every table, and the rest of its metadata in the summary row.
@@ -58,6 +62,36 @@ class Store:
         return f"Store({str(self.directory)!r})"
 
     # ---- writing ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the directory for one writer: a second sweep into it is refused, with the
+        process that holds it named, until the first ends (however it ends: the kernel
+        drops the lock with the process)."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle = open(self.directory / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115
+        except OSError as error:
+            raise TcplabError(f"cannot write into {self.directory}: {error.strerror}") from None
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise TcplabError(
+                    f"{self.directory} is in use by another sweep ({holder}); wait for it to"
+                    " end, or write elsewhere (--out)"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()} on {platform.node()}\n")
+            handle.flush()
+            try:
+                yield
+            finally:
+                handle.truncate(0)
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def write_manifest(self, content: Mapping[str, Any]) -> None:
         """Write manifest.json: `content` with the tcplab version and this machine added."""

@@ -156,7 +156,10 @@ def run_sweep(
     tasks = [Task(run.run_id, canonical_dict(run.spec)) for run in plan.pending]
     # closing: however this loop ends (an interrupt, a full disk), the executor stops the
     # runs still in flight rather than finishing the sweep behind the caller's back.
-    with contextlib.closing(run_tasks(tasks, executor, jobs, scheduler)) as outcomes:
+    with (
+        store.locked(),
+        contextlib.closing(run_tasks(tasks, executor, jobs, scheduler)) as outcomes,
+    ):
         _store_outcomes(plan, outcomes, on_run)
     return store
 
