@@ -1,31 +1,34 @@
 """Network namespaces joined through the link emulator.
 
-A run creates namespaces `tcplab-<pid>-<n>-snd` and `-rcv` (`ip netns add`), starts the
-Rust emulator (`tcplab._sim.emu_run`) on a thread of this process, which opens one TUN
-device `tcplab0` inside each namespace, then gives the devices their addresses, routes and
-sysctls. Addresses come from 198.18.0.0/15, the block RFC 2544 reserves for benchmarking
+A run creates two unnamed network namespaces (the sender's and the receiver's), each
+held by a file descriptor of this process only, starts the Rust emulator
+(`tcplab._sim.emu_run`) on a thread of this process, which opens one TUN device `tcplab0`
+inside each namespace, then gives the devices their addresses, routes and sysctls.
+Addresses come from 198.18.0.0/15, the block RFC 2544 reserves for benchmarking
 (RFC 6890), and exist only inside the namespaces, which hold nothing but `lo` and the TUN
 devices: no packet can leave them.
 
-A path with PEPs (docs/models/pep.md) has a namespace `-pepK` for each, between two
+A path with PEPs (docs/models/pep.md) has a namespace for each, between two
 segments of the path: segment i runs on an emulator thread of its own between the
 namespaces on either side, with TUN devices `tcplab<i>` and addresses 198.18.i.1 (the
 sender's side) and 198.18.i.2, so a PEP's namespace holds two devices.
 
-What can outlive a run, and what removes it:
-- the TUN devices are not persistent: they vanish with the emulator's descriptors, so even
-  SIGKILL of this process removes them;
+Nothing outlives the process that made it, however it ends (even SIGKILL):
+- a namespace has no name (no bind mount under /run/netns): the kernel frees it when the
+  last descriptor and the last process in it are gone;
+- the TUN devices are not persistent: they vanish with the emulator's descriptors and
+  with their namespaces;
 - processes started in the namespaces get PR_SET_PDEATHSIG = SIGKILL, so they die with
-  the thread that started them, and `close()` kills whatever else runs there;
-- the namespaces are bind mounts under /run/netns that only `ip netns del` removes: `close()`
-  does it on every way out (normal end, exception, Ctrl-C), and `cleanup()` (`tcplab emu
-  cleanup`) does it for the namespaces of a process that no longer exists.
+  the thread that started them, and `close()` kills whatever else runs there.
+`close()` runs on every way out (normal end, exception, Ctrl-C) with Ctrl-C and SIGTERM
+held back until it is done. `cleanup()` (`tcplab emu cleanup`) removes named namespaces
+`tcplab-<pid>-...` that versions before unnamed namespaces left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-import itertools
 import json
 import os
 import select
@@ -34,7 +37,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +58,7 @@ TUN_TXQUEUELEN = 20000
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
 _PR_SET_PDEATHSIG = 1
-_counter = itertools.count()
+_CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -76,17 +79,92 @@ def require_root() -> None:
         raise EmuError("the emu backend needs /dev/net/tun (modprobe tun)")
 
 
-def _run(argv: Sequence[str]) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+def _in_namespace(netns_fd: int) -> Callable[[], None]:
+    """What a child runs between fork and exec: it enters the namespace, and gets SIGKILL
+    when the thread that forked it ends, so a runner killed with SIGKILL takes its children
+    along."""
+
+    def enter() -> None:
+        if _libc.setns(netns_fd, _CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns(CLONE_NEWNET)")
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return enter
+
+
+def _run_in(netns_fd: int, argv: Sequence[str]) -> str:
+    """`argv` run to its end inside a namespace; its stdout, or EmuError."""
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        preexec_fn=_in_namespace(netns_fd),
+    )
     if done.returncode != 0:
         raise EmuError(f"`{' '.join(argv)}` failed: {done.stderr.strip() or done.returncode}")
     return done.stdout
 
 
-def _die_with_parent() -> None:
-    # Runs in the child between fork and exec: the child gets SIGKILL when the thread that
-    # forked it ends, so a runner killed with SIGKILL takes its children along.
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def new_namespace() -> int:
+    """A new network namespace without a name, held by the returned descriptor alone.
+
+    A thread of its own unshares it (a namespace belongs to a thread), opens it and ends;
+    the descriptor is close-on-exec, so no child holds the namespace."""
+    made: dict[str, Any] = {}
+
+    def make() -> None:
+        if _libc.unshare(_CLONE_NEWNET) != 0:
+            made["error"] = OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET)")
+            return
+        made["fd"] = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+
+    thread = threading.Thread(target=make, name="tcplab-netns")
+    thread.start()
+    thread.join()
+    if "fd" not in made:
+        raise EmuError(f"cannot create a network namespace: {made['error']}")
+    return int(made["fd"])
+
+
+def namespace_id(netns_fd: int) -> int:
+    """The namespace's inode number, as /proc/PID/ns/net shows it (net:[N])."""
+    return os.fstat(netns_fd).st_ino
+
+
+def processes_in(namespace: int) -> list[int]:
+    """Processes whose network namespace is `namespace` (an inode number)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "ns" / "net").stat().st_ino == namespace:
+                    found.append(int(entry.name))
+            except OSError:
+                pass  # it ended meanwhile
+    return found
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back while the namespaces are taken down, and raise them
+    after; only the main thread may set signal handlers, elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda n, _: received.append(n)) for sig in held}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if signal.SIGINT in received:
+        raise KeyboardInterrupt
+    if received:
+        raise SystemExit(128 + received[0])
 
 
 @dataclass(frozen=True)
@@ -209,9 +287,9 @@ class EmuNetwork:
         peps: Sequence[PepSetup] = (),
     ) -> None:
         require_root()
-        tag = f"{PREFIX}{os.getpid()}-{next(_counter)}"
-        middle = tuple(f"{tag}-pep{k}" for k in range(len(peps)))
-        self.namespaces = (f"{tag}-snd", *middle, f"{tag}-rcv")
+        # The namespaces' descriptors, in path order: sender, PEPs, receiver.
+        self._count = len(peps) + 2
+        self.namespaces: list[int] = []
         # Each segment's links and the setups of its two ends.
         cuts = [0, *(pep.after_link + 1 for pep in peps), len(config["links"])]
         ends = [hosts[0], *(side for pep in peps for side in (pep.client_side, pep.server_side))]
@@ -248,8 +326,8 @@ class EmuNetwork:
         self.close()
 
     def _open(self) -> None:
-        for namespace in self.namespaces:
-            _run(["ip", "netns", "add", namespace])
+        for _ in range(self._count):
+            self.namespaces.append(new_namespace())
         for i in range(len(self._segments)):
             self._start_emulator(i)
         for side, namespace in enumerate(self.namespaces):
@@ -270,7 +348,7 @@ class EmuNetwork:
             **self._config,
             "links": self._config["links"][first:last],
             "first_link": first,
-            "netns": [str(NETNS_DIR / n) for n in self.namespaces[i : i + 2]],
+            "netns": [f"/proc/{os.getpid()}/fd/{fd}" for fd in self.namespaces[i : i + 2]],
             "tun_name": f"tcplab{i}",
             "mtu": self._mtu,
             "ready_fd": ready_w,
@@ -297,10 +375,13 @@ class EmuNetwork:
         if not readable or os.read(ready_r, 1) != b"r":
             raise EmuError(f"the emulator did not start: {outcome.get('error', 'timeout')}")
 
-    def _configure(self, namespace: str, ends: Sequence[tuple[int, int]]) -> None:
+    def _configure(self, namespace: int, ends: Sequence[tuple[int, int]]) -> None:
         """Sysctls and `lo` of a namespace, then its device, address and route for each
         segment end (segment, 0 for its sender side or 1 for its receiver side) it has."""
-        ip = ["ip", "-n", namespace]
+
+        def ip(*args: str) -> None:
+            _run_in(namespace, ["ip", *args])
+
         # IPv6 off first: the device would otherwise send router and neighbour
         # solicitations into the emulated link as soon as it is up.
         sysctls = {"net.ipv6.conf.all.disable_ipv6": "1"}
@@ -312,27 +393,27 @@ class EmuNetwork:
             f"printf '%s' {shlex.quote(value)} > /proc/sys/{name.replace('.', '/')}"
             for name, value in sysctls.items()
         )
-        _run(["ip", "netns", "exec", namespace, "sh", "-ec", script])
-        _run([*ip, "link", "set", "lo", "up"])
+        _run_in(namespace, ["sh", "-ec", script])
+        ip("link", "set", "lo", "up")
         for segment, side in ends:
             tun = f"tcplab{segment}"
             address, peer = self.addresses[segment][side], self.addresses[segment][1 - side]
-            _run([*ip, "link", "set", tun, "mtu", str(self._mtu)])
-            _run([*ip, "link", "set", tun, "txqueuelen", str(TUN_TXQUEUELEN), "up"])
-            _run([*ip, "addr", "add", f"{address}/32", "dev", tun])
+            ip("link", "set", tun, "mtu", str(self._mtu))
+            ip("link", "set", tun, "txqueuelen", str(TUN_TXQUEUELEN), "up")
+            ip("addr", "add", f"{address}/32", "dev", tun)
             route_options = self._segments[segment][2][side].route_options
-            _run([*ip, "route", "add", f"{peer}/32", "dev", tun, "src", address, *route_options])
+            ip("route", "add", f"{peer}/32", "dev", tun, "src", address, *route_options)
 
     def popen(self, side: int, argv: Sequence[str]) -> subprocess.Popen[str]:
         """Start `argv` in namespace `side` (0: the sender's, then the PEPs', -1 or the last:
         the receiver's; without PEPs 1 is the receiver's), stdout piped."""
         child = subprocess.Popen(
-            ["ip", "netns", "exec", self.namespaces[side], *argv],
+            argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_in_namespace(self.namespaces[side]),
         )
         self._children.append(child)
         return child
@@ -351,23 +432,24 @@ class EmuNetwork:
         return out
 
     def close(self) -> None:
-        """Stop the emulator, kill what runs in the namespaces, delete them. Every step is
-        tried whatever happened before; a Ctrl-C during cleanup is re-raised after it."""
-        interrupted: BaseException | None = None
-        steps = [self._stop_emulator, self._kill_children, self._delete_namespaces]
-        for step in steps:
-            try:
-                step()
-            except BaseException as error:
-                interrupted = interrupted or error
-        for fd in self._fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._fds = []
-        if interrupted is not None:
-            raise interrupted
+        """Stop the emulator, kill what runs in the namespaces, let them go. Every step is
+        tried whatever happened before; Ctrl-C and SIGTERM wait until the end, and an
+        error of a step is raised after the others ran."""
+        failed: BaseException | None = None
+        with _interrupts_held():
+            for step in (self._stop_emulator, self._kill_children, self._release_namespaces):
+                try:
+                    step()
+                except BaseException as error:
+                    failed = failed or error
+            for fd in self._fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._fds = []
+        if failed is not None:
+            raise failed
 
     def _stop_emulator(self) -> None:
         for stop in self._stops:
@@ -392,7 +474,17 @@ class EmuNetwork:
                 pass
         self._children = []
 
-    def _delete_namespaces(self) -> None:
-        for namespace in self.namespaces:
-            if (NETNS_DIR / namespace).exists():
-                _kill_namespace(namespace)
+    def _release_namespaces(self) -> None:
+        """Kill whatever still runs in the namespaces (a child's children), then close
+        their descriptors: the kernel frees each namespace with its last reference."""
+        try:
+            for fd in self.namespaces:
+                for pid in processes_in(namespace_id(fd)):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        finally:
+            for fd in self.namespaces:
+                os.close(fd)
+            self.namespaces = []
