@@ -3,6 +3,7 @@ regression subset (calibration/regression.toml) against the committed kernel res
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -193,3 +194,15 @@ def test_kernel_remeasured_agrees_with_the_committed_results(tmp_path: Path) -> 
         )
     # The measurement wrote its own data beside the copied grid, not into the repository.
     assert (tmp_path / "regression" / "kernel" / "machine.json").exists()
+
+
+def test_html_report(tmp_path: Path) -> None:
+    from tcplab.calibrate.report import write_report
+
+    names = ["100Mbps-10ms-q1bdp-*"]
+    result = calibrate.calibrate(REGRESSION, mode="sim", points=names, out=tmp_path)
+    page = write_report(result, tmp_path / "report.html").read_text()
+    assert html.escape(result.verdict.line()) in page
+    # The scatter, then per-interval goodput and the sender trace of each of the 3 points.
+    assert page.count("<img") == 1 + 2 * 3
+    assert "<h3>100Mbps-10ms-q1bdp-bbr</h3>" in page

@@ -47,6 +47,7 @@ MIN_AUTO_BUFFER = 4 * 2**20
 # The swept fields of the grid's scenario, in this order; `name` first labels the point.
 SWEPT = (
     "name",
+    "links.0.kind",
     "links.0.rate",
     "links.0.delay",
     "links.0.queue.limit",
@@ -65,6 +66,9 @@ class _Axes(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
+    kind: list[Literal["p2p", "ethernet"]] = Field(
+        ["p2p"], min_length=1, description="the link's framing: p2p (PPP) or ethernet"
+    )
     rate: list[Rate] = Field(min_length=1)
     delay: list[Duration] = Field(min_length=1, description="one-way propagation delay")
     queue_bdp: list[Annotated[float, Field(gt=0)]] = Field(
@@ -93,6 +97,7 @@ class GridPoint:
     """One path and TCP setting of a grid, with everything derived from it."""
 
     name: str
+    kind: str
     rate_bps: int
     delay_ns: int
     queue_bdp: float
@@ -116,6 +121,7 @@ class GridPoint:
         """The values of the grid scenario's swept fields (SWEPT) for this point."""
         values = (
             self.name,
+            self.kind,
             units.format_rate(self.rate_bps),
             units.format_duration(self.delay_ns),
             f"{self.queue_packets}p",
@@ -189,7 +195,8 @@ def _size(text: str, auto: int, field: str) -> int:
 
 def _expand(axes: _Axes) -> list[GridPoint]:
     points = []
-    for rate, delay, queue_bdp, cc, loss, window, sndbuf, rcvbuf in itertools.product(
+    for kind, rate, delay, queue_bdp, cc, loss, window, sndbuf, rcvbuf in itertools.product(
+        axes.kind,
         axes.rate,
         axes.delay,
         axes.queue_bdp,
@@ -204,6 +211,8 @@ def _expand(axes: _Axes) -> list[GridPoint]:
         need = 2 * (bdp + queue * PACKET_BYTES)
         auto = max(MIN_AUTO_BUFFER, 2 ** math.ceil(math.log2(need)))
         name = f"{units.format_rate(rate)}-{units.format_duration(delay)}-q{queue_bdp:g}bdp-{cc}"
+        if kind != "p2p":
+            name += f"-{kind}"
         if loss:
             name += f"-loss{loss:g}"
         if window is not None:
@@ -214,6 +223,7 @@ def _expand(axes: _Axes) -> list[GridPoint]:
         points.append(
             GridPoint(
                 name=name,
+                kind=kind,
                 rate_bps=rate,
                 delay_ns=delay,
                 queue_bdp=queue_bdp,

@@ -90,7 +90,7 @@ def worst(points: pd.DataFrame, count: int = WORST) -> list[str]:
 
 def _sides(sim: pd.DataFrame, kernel: pd.DataFrame, point: str) -> pd.DataFrame:
     parts = [
-        frame[frame["point"] == point].assign(side=side)
+        frame[frame["point"] == point].assign(backend=side)
         for side, frame in (("sim", sim), ("kernel", kernel))
         if not frame.empty
     ]
@@ -103,12 +103,12 @@ def overlay(result: Calibration, point: str) -> list[str]:
     trace = _sides(result.sim_trace, result.kernel_trace, point)
     parts = []
     if not series.empty:
-        interval = series.groupby("side")["t_s"].transform(lambda t: t.diff().fillna(t.iloc[0]))
+        interval = series.groupby("backend")["t_s"].transform(lambda t: t.diff().fillna(t.iloc[0]))
         series = series.assign(goodput_bps=8 * series["interval_bytes"] / interval)
-        figure = plots.per_interval(series, "goodput_bps", series=("side",), title=point)
+        figure = plots.per_interval(series, "goodput_bps", series=("backend",), title=point)
         parts.append(html.figure(figure, f"goodput per interval of {point}"))
     if not trace.empty:
-        figure = plots.sender_trace(trace, series=("side",), title=point)
+        figure = plots.sender_trace(trace, series=("backend",), title=point)
         parts.append(html.figure(figure, f"cwnd and srtt of {point}"))
     return parts
 
