@@ -119,10 +119,17 @@ def test_seed004_lays_out_table1_and_checks_cubic_against_reno(
     html = (quick["seed004"] / "report.html").read_text()
     assert "Table 1: MiB per second" in html
     assert "cubic, IW 2560 (paper)" in html and "cubic, IW 2560 (tcplab)" in html
+    # Issue 11, item 3: the kernel's rows (calibration/seed004/kernel/) beside them, within
+    # 10 % of tcplab's on every row.
+    assert "cubic, IW 2560 (kernel)" in html and "Kernel: delivered per second" in html
+    for row in ("reno, IW 10", "cubic, IW 256", "cubic, IW 2560"):
+        kernel = totals[f"10 s transfer, {row}, this machine's kernel"]
+        assert kernel["paper"] == totals[f"10 s transfer, {row}"]["paper"]
+        assert kernel["tcplab"] == pytest.approx(totals[f"10 s transfer, {row}"]["tcplab"], rel=0.1)
     assert "9.00-10.00" in html
     assert "End to end through a PEP" in html
     assert "unsplit (reno, IW 10)" in html and "PEP, satellite side cubic, IW 2560" in html
-    assert len(assert_renders(quick["seed004"] / "report.html", "reproduce-seed004", tmp_path)) == 4
+    assert len(assert_renders(quick["seed004"] / "report.html", "reproduce-seed004", tmp_path)) == 5
 
 
 def test_seed003_sets_its_numbers_beside_the_paper_and_judges_every_figure(

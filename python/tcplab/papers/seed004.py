@@ -12,11 +12,14 @@ the end-to-end transfer with the unsplit connection (docs/models/pep.md).
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from tcplab import display, plots
+from tcplab import calibrate, display, plots
+from tcplab.errors import TcplabError
 from tcplab.papers.pack import (
     HELD,
     NOT_HELD,
@@ -33,6 +36,9 @@ EXPERIMENT = "lfp-initial-window"
 MIB = 2**20  # iperf3's "MBytes" are 2^20 bytes
 CC = "hosts.client.tcp.cc"
 IW = "hosts.client.tcp.initial_window"
+# The same fields as the calibration grid sweeps them.
+CC_SWEPT = "hosts.0.tcp.cc"
+IW_SWEPT = "hosts.0.tcp.initial_window"
 SECONDS = 10
 # Linux's default initial window (RFC 6928) for the Reno row, which the paper leaves at it.
 LINUX_IW = 10
@@ -59,6 +65,9 @@ SATELLITE_IW = "peps.0.tcp_server_side.initial_window"
 # among the satellite TCPs a PEP runs).
 PEP_ROWS = (RENO, BEST, ("hybla", LINUX_IW))
 TERRESTRIAL_DELAY = "5ms"
+# Table 1's rows measured on this machine's kernel through the emulator, committed beside
+# the grid (tcplab calibrate calibration/seed004.toml --kernel-only, docs/calibration.md).
+KERNEL_GRID = Path(__file__).resolve().parents[3] / "calibration" / "seed004.toml"
 
 
 def _name(row: tuple[str, int]) -> str:
@@ -164,8 +173,29 @@ def per_second(results: Results) -> dict[tuple[str, int], list[float]]:
     return {row: [float(means[(*row, float(t))]) for t in range(1, SECONDS + 1)] for row in ROWS}
 
 
+@cache
+def kernel_per_second() -> dict[tuple[str, int], list[float]]:
+    """The kernel's bytes read in each second, per row of Table 1, from the committed
+    results of calibration/seed004.toml; empty where they are not (an installed package)."""
+    try:
+        kernel = calibrate.load_kernel(calibrate.load_grid(KERNEL_GRID))
+    except TcplabError:
+        return {}
+    summary = kernel.summary.set_index("point")
+    rows = {}
+    for point, group in kernel.series.groupby("point"):
+        row = (str(summary.loc[point, CC_SWEPT]), int(summary.loc[point, IW_SWEPT]))
+        rows[row] = [float(size) for size in group.sort_values("t_s")["interval_bytes"]]
+    return rows
+
+
 def _total(results: Results, row: tuple[str, int]) -> float:
     return sum(per_second(results)[row])
+
+
+def _kernel_total(row: tuple[str, int]) -> float | None:
+    seconds = kernel_per_second().get(row)
+    return None if seconds is None else sum(seconds)
 
 
 def _mib(size: float) -> str:
@@ -226,65 +256,89 @@ def _pep_beats_unsplit(results: Results) -> Verdict:
 
 
 def table1(results: Results) -> pd.DataFrame:
-    """Table 1's layout: each row of the paper followed by tcplab's, MiB per second."""
+    """Table 1's layout: each row of the paper followed by this machine's kernel's (where
+    measured) and tcplab's, MiB per second."""
     seconds = per_second(results)
+    kernel = kernel_per_second()
     columns = [f"{t - 1}.00-{t}.00" for t in range(1, SECONDS + 1)]
     rows = []
     for row in ROWS:
         paper, total = TABLE1[row]
         ours = [size / MIB for size in seconds[row]]
-        for source, values, whole in (("paper", paper, total), ("tcplab", ours, sum(ours))):
+        sources = [("paper", paper, total)]
+        if row in kernel:
+            measured = [size / MIB for size in kernel[row]]
+            sources.append(("kernel", measured, sum(measured)))
+        sources.append(("tcplab", ours, sum(ours)))
+        for source, values, whole in sources:
             cells = [f"{value:.2f}" for value in (*values, whole)]
             rows.append(dict(zip(["", *columns, "total"], [f"{_name(row)} ({source})", *cells],
                                  strict=True)))  # fmt: skip
     return pd.DataFrame(rows)
 
 
+def _seconds_frame(seconds: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
+    """Bytes per second of each row, as per_interval plots them."""
+    return pd.DataFrame(
+        [
+            {"label": _name(row), "t_s": float(t), "interval_bytes": size}
+            for row in ROWS
+            if row in seconds
+            for t, size in enumerate(seconds[row], start=1)
+        ]
+    )
+
+
 def exhibits(results: Results) -> list[Exhibit]:
     seconds = per_second(results)
+    kernel = kernel_per_second()
     totals = pd.DataFrame(
         [
             {"label": _name(row), "source": source, "bytes_delivered": value}
             for row in ROWS
-            for source, value in (("paper", TABLE1[row][1] * MIB), ("tcplab", sum(seconds[row])))
+            for source, value in (
+                ("paper", TABLE1[row][1] * MIB),
+                ("kernel", _kernel_total(row)),
+                ("tcplab", sum(seconds[row])),
+            )
+            if value is not None
         ]
     )
-    ours = pd.DataFrame(
-        [
-            {"label": _name(row), "t_s": float(t), "interval_bytes": size}
-            for row in ROWS
-            for t, size in enumerate(seconds[row], start=1)
-        ]
-    )
-    paper = pd.DataFrame(
-        [
-            {"label": _name(row), "t_s": float(t), "interval_bytes": size * MIB}
-            for row in ROWS
-            for t, size in enumerate(TABLE1[row][0], start=1)
-        ]
-    )
+    paper = {row: [size * MIB for size in TABLE1[row][0]] for row in ROWS}
     pep = end_to_end(results)
     return [
         Exhibit(
             "Table 1: MiB per second",
-            "The paper's rows (iperf3 at the sender: bytes its application wrote each second) "
-            "and tcplab's (bytes the receiving application read each second).",
+            "The paper's rows (iperf3 at the sender: bytes its application wrote each second), "
+            "this machine's kernel's through the emulator (calibration/seed004.toml) and "
+            "tcplab's (bytes the receiving application read each second).",
             table1(results),
         ),
         Exhibit(
             "10 s transfer per configuration",
-            "The paper's totals beside tcplab's.",
+            "The paper's totals beside the kernel's and tcplab's.",
             plots.bar_chart(totals, "label", "bytes_delivered", series="source"),
         ),
         Exhibit(
             "tcplab: delivered per second",
             "Bytes read by the receiving application in each second.",
-            plots.per_interval(ours, series=["label"]),
+            plots.per_interval(_seconds_frame(seconds), series=["label"]),
+        ),
+        *(
+            [
+                Exhibit(
+                    "Kernel: delivered per second",
+                    "This machine's Linux through the emulator, drawn the same way.",
+                    plots.per_interval(_seconds_frame(kernel), series=["label"]),
+                )
+            ]
+            if kernel
+            else []
         ),
         Exhibit(
             "Paper: transferred per second",
             "Table 1 drawn the same way (iperf3's sender-side count).",
-            plots.per_interval(paper, series=["label"]),
+            plots.per_interval(_seconds_frame(paper), series=["label"]),
         ),
         Exhibit(
             "End to end through a PEP",
@@ -311,6 +365,18 @@ def _published_total(row: tuple[str, int]) -> Published:
         TABLE1[row][1] * MIB,
         _mib,
         lambda results: _total(results, row),
+    )
+
+
+def _kernel_published_total(row: tuple[str, int]) -> Published:
+    return Published(
+        f"10 s transfer, {_name(row)}, this machine's kernel",
+        "§4, Table 1",
+        TABLE1[row][1] * MIB,
+        _mib,
+        lambda results: _kernel_total(row),
+        note="this machine's Linux through the emulator, as committed in calibration/seed004/"
+        "kernel/ (tcplab calibrate calibration/seed004.toml --kernel-only)",
     )
 
 
@@ -349,6 +415,7 @@ PACK = Pack(
     ),
     published=(
         *(_published_total(row) for row in ROWS),
+        *(_kernel_published_total(row) for row in ROWS),
         Published(
             "gain of CUBIC IW 2560 over Reno in 10 s",
             "§4",
@@ -382,6 +449,10 @@ PACK = Pack(
         ),
     ),
     differences=(
+        "The kernel rows are this machine's Linux (a newer kernel than the paper's 4.18) "
+        "measured through tcplab's emulator on the same path, with the same fixed buffers "
+        "(no autotuning) and an Ethernet-framed link whose queue holds 5000 full packets; "
+        "they count bytes the receiving application read, as tcplab does.",
         "The paper's per-second numbers are iperf3's client side: bytes the sending "
         "application wrote into its socket each second, which in the first seconds is mostly "
         "the send buffer filling (1.88 MBytes in the first second with an initial window of "
