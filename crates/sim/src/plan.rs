@@ -257,6 +257,9 @@ pub enum CaptureDirection {
     Reverse,
 }
 
+/// The largest `min_rto_ns`: the RTO's ceiling, tcp/rto.rs's MAX_RTO_NS (60 s).
+pub const MAX_MIN_RTO_NS: u64 = 60 * crate::engine::NS_PER_S;
+
 /// tcpdump's largest snapshot length (MAXIMUM_SNAPLEN); Wireshark reads no larger records.
 pub const MAX_SNAPLEN: u32 = 262_144;
 
@@ -433,6 +436,17 @@ impl TcpPlan {
             return Err(PlanError::field(
                 format!("{at}.mss"),
                 "must be within 64..=65495 bytes",
+            ));
+        }
+        if self.min_rto_ns > MAX_MIN_RTO_NS {
+            // The RTO is kept within [min_rto, 60 s] (tcp/rto.rs, RFC 6298 §2.5's upper
+            // bound); a floor above the ceiling leaves no RTO to choose.
+            return Err(PlanError::field(
+                format!("{at}.min_rto_ns"),
+                format!(
+                    "{} ns is above the largest RTO; accepted: 0..={MAX_MIN_RTO_NS} ns (60 s)",
+                    self.min_rto_ns
+                ),
             ));
         }
         positive(&format!("{at}.sndbuf"), self.sndbuf)?;

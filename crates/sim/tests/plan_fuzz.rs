@@ -1,0 +1,162 @@
+//! The plan JSON entry point (`run_json`) never panics: every plan in the fuzz corpus
+//! (fuzz/corpus/plan_json, the examples resolved with a 1 s duration) and deterministic
+//! mutations of each (a field set to an extreme or a wrong type, or removed) either runs or
+//! is refused with an error. The same target runs under cargo-fuzz (fuzz/README.md).
+
+use std::panic;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+/// Values a mutation puts in place of a field.
+fn extremes() -> Vec<Value> {
+    vec![
+        json!(0),
+        json!(1),
+        json!(2),
+        json!(u32::MAX),
+        json!(u64::from(u32::MAX) + 1),
+        json!(u64::MAX),
+        json!(-1),
+        json!(0.5),
+        json!(1e300),
+        json!(-1e300),
+        json!(""),
+        json!("x"),
+        json!(null),
+        json!(true),
+        json!([]),
+        json!({}),
+        json!([1, 2]),
+    ]
+}
+
+/// A small deterministic generator (SplitMix64), so each mutation is reproducible from its
+/// case number.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Every path to a leaf or a container of `value`.
+fn paths(value: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                prefix.push(key.clone());
+                out.push(prefix.clone());
+                paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                prefix.push(i.to_string());
+                out.push(prefix.clone());
+                paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn mutate(plan: &mut Value, rng: &mut SplitMix) {
+    let mut all = Vec::new();
+    paths(plan, &mut Vec::new(), &mut all);
+    let path = &all[rng.below(all.len())];
+    let (last, parents) = path.split_last().expect("paths are not empty");
+    let mut node = &mut *plan;
+    for part in parents {
+        node = match node {
+            Value::Object(map) => map.get_mut(part).expect("the path exists"),
+            Value::Array(items) => &mut items[part.parse::<usize>().expect("an index")],
+            _ => unreachable!("a path goes through containers"),
+        };
+    }
+    let values = extremes();
+    let value = values[rng.below(values.len())].clone();
+    match node {
+        Value::Object(map) if rng.below(4) == 0 => {
+            map.remove(last);
+        }
+        Value::Object(map) => {
+            map.insert(last.clone(), value);
+        }
+        Value::Array(items) => items[last.parse::<usize>().expect("an index")] = value,
+        _ => unreachable!("a parent is a container"),
+    }
+}
+
+/// The fuzz target's body: any bytes, a result or an error, never a panic.
+fn target(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = tcplab_sim::run_json(text);
+    }
+}
+
+#[test]
+fn the_plan_entry_point_refuses_or_runs_every_mutated_plan() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/plan_json");
+    let mut files: Vec<_> = std::fs::read_dir(&corpus)
+        .expect("the corpus exists")
+        .map(|entry| entry.expect("a corpus entry").path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{} corpus plans", files.len());
+    let mut panics = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a corpus plan");
+        let original: Value = serde_json::from_str(&text).expect("corpus plans are JSON");
+        let cases = std::iter::once(original.clone()).chain((0..6u64).map(|case| {
+            let mut rng = SplitMix(case);
+            let mut plan = original.clone();
+            for _ in 0..=rng.below(2) {
+                mutate(&mut plan, &mut rng);
+            }
+            plan
+        }));
+        for plan in cases {
+            let bytes = plan.to_string().into_bytes();
+            if panic::catch_unwind(|| target(&bytes)).is_err() {
+                panics.push(format!("{}: {}", file.display(), plan));
+            }
+        }
+    }
+    assert!(
+        panics.is_empty(),
+        "{} panics:\n{}",
+        panics.len(),
+        panics.join("\n")
+    );
+}
+
+#[test]
+fn a_min_rto_above_the_largest_rto_is_refused_and_one_at_it_runs() {
+    // Issue #15: min_rto = "61s" reached the RTO estimator's clamp(min, 60 s) and panicked.
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/plan_json");
+    let text = std::fs::read_to_string(corpus.join("geo-netperf.json")).expect("a corpus plan");
+    let mut plan: Value = serde_json::from_str(&text).expect("JSON");
+    plan["hosts"][0]["tcp"]["min_rto_ns"] = json!(tcplab_sim::plan::MAX_MIN_RTO_NS + 1);
+    let err = tcplab_sim::run_json(&plan.to_string())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "hosts.0.tcp.min_rto_ns: 60000000001 ns is above the largest RTO; accepted: \
+         0..=60000000000 ns (60 s)"
+    );
+    plan["hosts"][0]["tcp"]["min_rto_ns"] = json!(tcplab_sim::plan::MAX_MIN_RTO_NS);
+    assert!(tcplab_sim::run_json(&plan.to_string()).is_ok());
+}
