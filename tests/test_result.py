@@ -77,6 +77,31 @@ def test_combine_gives_mean_spread_and_ci95_and_stacks_rows() -> None:
     assert combined.runs == runs
 
 
+def test_combined_fields_are_numbers_over_the_repetitions_that_have_them() -> None:
+    # Issue #15: with loss = 0.5 some repetitions deliver nothing, their fairness is null,
+    # and the combined summary held the list of per-run values.
+    summaries = [
+        {"fairness": 0.5, "rr": None, "cc": "reno", "only_some": 3.0},
+        {"fairness": None, "rr": None, "cc": "cubic"},
+        {"fairness": 1.0, "rr": None, "cc": "reno", "only_some": None},
+    ]
+    runs = [
+        RunResult.from_backend({**raw(), "summary": {**raw()["summary"], **summary}}, META)
+        for summary in summaries
+    ]
+    summary = RunResult.combine(runs, {**META, "repetitions": 3}).summary
+    assert summary["fairness"] == 0.75
+    assert summary["fairness_n"] == 2
+    assert summary["fairness_std"] == pytest.approx(math.sqrt(0.125))
+    assert summary["only_some"] == 3.0
+    assert summary["only_some_n"] == 1
+    assert summary["only_some_std"] is None and summary["only_some_ci95"] is None
+    assert summary["rr"] is None
+    assert summary["cc"] == "reno"
+    assert "goodput_bps_n" not in summary  # every repetition has it
+    assert not [key for key, value in summary.items() if isinstance(value, list)]
+
+
 def test_to_json_is_deterministic_sorted_and_carries_runs_by_summary() -> None:
     runs = [RunResult.from_backend(raw(goodput=g), {**META, "repetition": i})
             for i, g in enumerate([1.0, 2.0])]  # fmt: skip

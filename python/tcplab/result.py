@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,17 +224,29 @@ def _is_number(value: object) -> bool:
 
 
 def _summarise(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The repetitions' summaries as one, every field a single value, never a list: a number
+    is the mean over the repetitions that have one (null where none has), with `_std` and
+    `_ci95` (null below two values) and, when some repetitions have none, `_n`: how many
+    have it; a flag is true when it holds in every repetition; a table is combined field by
+    field; text is what most repetitions say."""
     combined: dict[str, Any] = {}
-    for key in summaries[0]:
-        values = [summary[key] for summary in summaries]
-        if all(isinstance(value, bool) for value in values):
+    for key in dict.fromkeys(key for summary in summaries for key in summary):
+        values = [summary[key] for summary in summaries if summary.get(key) is not None]
+        if not values:
+            combined[key] = None
+        elif all(isinstance(value, bool) for value in values):
             combined[key] = all(values)  # e.g. `completed`: did every repetition complete?
         elif all(_is_number(value) for value in values):
-            combined[key], combined[f"{key}_std"], combined[f"{key}_ci95"] = mean_std_ci95(values)
+            combined[key] = statistics.fmean(values)
+            spread = mean_std_ci95(values)[1:] if len(values) > 1 else (None, None)
+            combined[f"{key}_std"], combined[f"{key}_ci95"] = spread
+            if len(values) < len(summaries):
+                combined[f"{key}_n"] = len(values)
         elif all(isinstance(value, Mapping) for value in values):
             combined[key] = _summarise(values)
         else:
-            combined[key] = values[0] if all(value == values[0] for value in values) else values
+            texts = Counter(json.dumps(value, sort_keys=True) for value in values)
+            combined[key] = json.loads(texts.most_common(1)[0][0])
     return combined
 
 
