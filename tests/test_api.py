@@ -90,3 +90,29 @@ def test_the_geo_example_is_window_limited_below_the_model_bound() -> None:
     window_bound = bound.summary["model"]["window_bound_bps"]
     assert 0.9 * window_bound < result.summary["goodput_bps"] <= window_bound
     assert result.summary["limited_by"]["rwnd"] > 0.9
+
+
+def test_a_backend_refusing_a_field_is_a_backend_error_naming_it() -> None:
+    # The model backend has no formula for a host's CPU costs: the field it refuses comes
+    # back as BackendError, with the plan path in `field`.
+    spec = {**SHORT, "hosts": [{"name": "a", "cpu": "pentium-133"}, {"name": "b"}]}
+    with pytest.raises(tcplab.BackendError) as info:
+        tcplab.run(spec, backend="model")
+    assert info.value.field == "hosts.0.cpu"
+    assert str(info.value).startswith("the model backend cannot run this scenario: hosts.0.cpu: ")
+
+
+def test_a_backend_bug_raising_value_error_is_not_blamed_on_the_scenario(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue #15: a math domain error in a model formula was reported as "cannot run this
+    # scenario", as if the spec were at fault.
+    from tcplab.backends import model
+
+    def broken(plan: dict[str, Any]) -> dict[str, Any]:
+        raise ValueError("math domain error")
+
+    monkeypatch.setattr(model, "run", broken)
+    with pytest.raises(ValueError, match="math domain error") as info:
+        tcplab.run(SHORT, backend="model")
+    assert not isinstance(info.value, tcplab.TcplabError)

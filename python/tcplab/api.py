@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.backends import get_backend
-from tcplab.errors import BackendError, TcplabError
+from tcplab.errors import BackendError, FieldRefused, TcplabError
 from tcplab.plan import derive_seed, resolve
 from tcplab.result import RunResult
 from tcplab.spec import Spec, canonical_dict, load_spec, spec_hash, validate_spec
@@ -63,11 +63,12 @@ def run(scenario: Scenario, backend: str | None = None, seed: int | None = None)
         run_seed = derive_seed(spec.seed, repetition)
         try:
             raw = runner.run(resolve(spec, seed=run_seed))
-        except ValueError as error:
-            # A backend refuses what it cannot model (e.g. the model backend and a path it
-            # has no formula for) with a ValueError naming the plan field.
+        except FieldRefused as error:
+            # A backend refuses a field it cannot honour (e.g. the model backend and a path
+            # it has no formula for). Any other exception is a fault of tcplab, not of the
+            # scenario, and goes up as it is.
             raise BackendError(
-                f"the {spec.backend} backend cannot run this scenario: {error}"
+                f"the {spec.backend} backend cannot run this scenario: {error}", error.field
             ) from None
         runs.append(
             RunResult.from_backend(

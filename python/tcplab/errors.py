@@ -1,4 +1,6 @@
-"""Errors that are the user's to fix; the CLI prints them as one line and exits with code 2."""
+"""Errors by cause. The user's to fix (TcplabError): the CLI prints them as one line and
+exits with code 2. Anything else raised while running is a fault of tcplab itself: the CLI
+exits with code 1 and asks for a report (tcplab.cli's `main`)."""
 
 from __future__ import annotations
 
@@ -22,4 +24,18 @@ class SpecError(TcplabError):
 
 
 class BackendError(TcplabError):
-    """A backend that is unknown, not built, or that refused the plan it was given."""
+    """A backend that is unknown or not built, or that cannot honour a field of a valid
+    scenario (`field`: its plan path, e.g. hosts.0.tcp.abc)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class FieldRefused(BackendError, ValueError):
+    """A backend's check of one plan field: "field: why, and what it accepts". A ValueError
+    too, as a backend's own validate() raises it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}", field)
+        self.message = message

@@ -30,6 +30,7 @@ from typing import Any
 
 from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace, emu_media, emu_pep
 from tcplab.emu import EmuError, EmuNetwork, HostSetup, require_root
+from tcplab.errors import FieldRefused
 from tcplab.measure.workload import Workload
 
 NS_PER_S = 1_000_000_000
@@ -102,7 +103,7 @@ AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 def _check(ok: bool, field: str, message: str) -> None:
     if not ok:
-        raise ValueError(f"{field}: {message}")
+        raise FieldRefused(field, message)
 
 
 def linux_cc(cc: str, field: str) -> str:

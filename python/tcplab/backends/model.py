@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
+from tcplab.errors import FieldRefused
 from tcplab.links import atm_cells, atm_wire_bytes
 
 # IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost.
@@ -260,7 +261,9 @@ def packet_error_rate(error: Mapping[str, Any], wire: int) -> float:
         p_gb, p_bg = float(error["p_gb"]), float(error["p_bg"])
         pi_bad = p_gb / (p_gb + p_bg) if p_gb + p_bg > 0 else 0.0
         return (1.0 - pi_bad) * float(error["loss_good"]) + pi_bad * float(error["loss_bad"])
-    raise ValueError(f"error.kind {kind!r} unknown; accepted: none, loss, ber, gilbert_elliott")
+    raise FieldRefused(
+        "error.kind", f"{kind!r} unknown; accepted: none, loss, ber, gilbert_elliott"
+    )
 
 
 def direction_packet_error_rate(direction: Mapping[str, Any], ip_bytes: int) -> float:
@@ -534,7 +537,7 @@ class FluidTransfer:
 
 def _check(ok: bool, field: str, message: str) -> None:
     if not ok:
-        raise ValueError(f"{field}: {message}")
+        raise FieldRefused(field, message)
 
 
 def _validate(plan: Plan) -> None:
