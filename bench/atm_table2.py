@@ -17,8 +17,8 @@ from typing import Any
 
 import tcplab
 from tcplab.api import prepare
+from tcplab.experiments.sweeps import expand
 from tcplab.papers import seed001
-from tcplab.sweeps import expand
 
 
 def table2_specs(duration: str) -> list[Any]:

@@ -20,11 +20,11 @@ import sys
 from typing import Any
 
 import tcplab
-from tcplab import units
+from tcplab.analytic.path import link_goodput_bound_bps
 from tcplab.api import prepare
 from tcplab.backends import emu
-from tcplab.backends.model import link_goodput_bound_bps
 from tcplab.plan import resolve
+from tcplab.spec import units
 
 SUSTAINED = 0.95
 DURATION = "5s"

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 import tcplab
-from tcplab.cpu_profiles import PROFILES
 from tcplab.papers import seed003
+from tcplab.spec.cpu_profiles import PROFILES
 
 US = 1_000  # ns
 FIG7_S, FIG8_S, FIG9_GAIN = 0.043, 0.071, 0.32

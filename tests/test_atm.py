@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import tcplab
+from tcplab.analytic.framing import atm_cells, atm_wire_bytes
 from tcplab.errors import SpecError
-from tcplab.links import atm_cells, atm_wire_bytes
 from tcplab.plan import resolve
 from tcplab.spec import canonical_dict, validate_spec
 

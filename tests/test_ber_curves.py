@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from tcplab import ber_curves
-from tcplab.ber_curves import (
+from tcplab.analytic import ber_curves
+from tcplab.analytic.ber_curves import (
     CONV_K7_R34_SIMULATED,
     CURVES,
     KOREASAT_2000_BER,

@@ -20,7 +20,7 @@ import pytest
 import tcplab
 from tcplab.api import prepare
 from tcplab.backends import emu
-from tcplab.cli_emu import AGREEMENT, explain
+from tcplab.experiments.comparison import AGREEMENT, explain
 from tcplab.plan import resolve
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

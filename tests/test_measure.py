@@ -16,7 +16,7 @@ from tcplab.measure import transactions
 
 RATE_BPS = 20_000_000
 # The commands exactly as `tcplab measure ...` runs them, without the rest of the CLI.
-MEASURE = [sys.executable, "-c", "from tcplab.cli_emu import measure_app; measure_app()"]
+MEASURE = [sys.executable, "-c", "from tcplab.cli.measure import measure_app; measure_app()"]
 
 
 def network() -> EmuNetwork:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tcplab import api, media
+from tcplab import api
+from tcplab.analytic import media
 from tcplab.errors import SpecError
 from tcplab.plan import resolve
 from tcplab.spec import load_spec, validate_spec
@@ -290,8 +291,8 @@ def test_the_run_report_and_the_cli_table_show_the_streams_and_their_verdicts(
 def test_compare_sets_each_stream_s_statistics_side_by_side() -> None:
     from rich.console import Console
 
-    from tcplab import display
-    from tcplab.cli_emu import comparison_table
+    from tcplab.cli.compare import comparison_table
+    from tcplab.report import display
 
     fast = _run([AUDIO], LINK).summary
     slow = _run([AUDIO], {**LINK, "delay": "100ms"}).summary

@@ -9,21 +9,26 @@ import re
 import pytest
 from conftest import make_plan
 
-from tcplab.backends import model
-from tcplab.backends.model import (
-    FluidTransfer,
+from tcplab.analytic.framing import wire_bytes
+from tcplab.analytic.loss import (
+    cubic_response_bps,
     mathis_bps,
     packet_error_rate,
+    path_loss_probability,
     pftk_approx_bps,
     pftk_bps,
-    rounds_to_window,
-    run,
-    slow_start_rounds,
-    window_bound_bps,
-    window_in_flight_bytes,
-    window_limit_bytes,
-    wire_bytes,
+    rto_after_first_sample_s,
 )
+from tcplab.analytic.path import (
+    effective_rtt_s,
+    header_rtt_s,
+    link_goodput_bound_bps,
+    serialization_s,
+)
+from tcplab.analytic.slow_start import FluidTransfer, rounds_to_window, slow_start_rounds
+from tcplab.analytic.window import window_bound_bps, window_in_flight_bytes, window_limit_bytes
+from tcplab.backends import model
+from tcplab.backends.model import run
 
 # The GEO path of make_plan(): 2.048 Mb/s, 275 ms each way, PPP framing (2 bytes).
 RATE = 2_048_000
@@ -47,15 +52,15 @@ def test_wire_bytes_pads_then_adds_overhead() -> None:
 
 
 def test_serialization_time() -> None:
-    assert model.serialization_s(1502, RATE) == 8 * 1502 / RATE
+    assert serialization_s(1502, RATE) == 8 * 1502 / RATE
 
 
 def test_effective_rtt_and_link_bound_by_hand() -> None:
     plan = make_plan()
-    assert model.effective_rtt_s(plan["links"], 1460) == pytest.approx(RTT_EFF, rel=1e-15)
+    assert effective_rtt_s(plan["links"], 1460) == pytest.approx(RTT_EFF, rel=1e-15)
     assert RTT_EFF == pytest.approx(0.5560313, abs=1e-7)
-    assert model.link_goodput_bound_bps([plan["links"][0]["forward"]], 1460) == LINK_BOUND
-    assert model.header_rtt_s(plan["links"]) == pytest.approx(HANDSHAKE, rel=1e-15)
+    assert link_goodput_bound_bps([plan["links"][0]["forward"]], 1460) == LINK_BOUND
+    assert header_rtt_s(plan["links"]) == pytest.approx(HANDSHAKE, rel=1e-15)
 
 
 def test_rtt_sums_over_links_of_different_speeds() -> None:
@@ -69,9 +74,9 @@ def test_rtt_sums_over_links_of_different_speeds() -> None:
     plan = make_plan()
     links = [{"forward": fast, "reverse": fast}, plan["links"][0]]
     expected = RTT_EFF + 0.001 + 8 * 1538 / 1e8 + 0.001 + 8 * 84 / 1e8
-    assert model.effective_rtt_s(links, 1460) == pytest.approx(expected, rel=1e-15)
+    assert effective_rtt_s(links, 1460) == pytest.approx(expected, rel=1e-15)
     # The slower link is the bottleneck.
-    assert model.link_goodput_bound_bps([fast, plan["links"][0]["forward"]], 1460) == LINK_BOUND
+    assert link_goodput_bound_bps([fast, plan["links"][0]["forward"]], 1460) == LINK_BOUND
 
 
 def test_window_limit_terms() -> None:
@@ -112,13 +117,13 @@ def test_packet_error_rates() -> None:
 
 
 def test_path_loss_combines_hops() -> None:
-    assert model.path_loss_probability([0.01, 0.02]) == pytest.approx(1 - 0.99 * 0.98)
-    assert model.path_loss_probability([]) == 0.0
+    assert path_loss_probability([0.01, 0.02]) == pytest.approx(1 - 0.99 * 0.98)
+    assert path_loss_probability([]) == 0.0
 
 
 def test_rto_after_one_sample_is_three_rtt_or_the_minimum() -> None:
-    assert model.rto_after_first_sample_s(0.55, 0.2) == pytest.approx(1.65)
-    assert model.rto_after_first_sample_s(0.01, 0.2) == 0.2
+    assert rto_after_first_sample_s(0.55, 0.2) == pytest.approx(1.65)
+    assert rto_after_first_sample_s(0.01, 0.2) == 0.2
 
 
 # Padhye et al. on the GEO path: RTT 0.55 s, T0 1.1 s, MSS 1460, W_max 44, b = 2.
@@ -448,8 +453,8 @@ def test_cubic_under_loss_takes_the_larger_of_its_response_and_pftk() -> None:
     # RFC 9438 §5.1: (C(3+β)/(4(1−β)))^(1/4) · RTT^(3/4) / p^(3/4) segments on average.
     rtt, p = 0.1, 1e-4
     window = (0.4 * 3.7 / (4 * 0.3)) ** 0.25 * rtt**0.75 / p**0.75
-    assert model.cubic_response_bps(1000, rtt, p, 10_000) == pytest.approx(8000 * window / rtt)
-    assert model.cubic_response_bps(1000, rtt, p, 10) == pytest.approx(8000 * 10 / rtt)
+    assert cubic_response_bps(1000, rtt, p, 10_000) == pytest.approx(8000 * window / rtt)
+    assert cubic_response_bps(1000, rtt, p, 10) == pytest.approx(8000 * 10 / rtt)
     lossy = make_plan(tcp__cc="cubic", links__0__forward__error={"kind": "ber", "ber": 1e-6})
     m = model.run(lossy)["summary"]["model"]
     assert m["cubic_bps"] is not None

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 import tcplab
-from tcplab import _sim, sweeps
+from tcplab import _sim
 from tcplab.errors import SpecError
+from tcplab.experiments import sweeps
 from tcplab.plan import resolve
 from tcplab.spec import validate_spec
 

@@ -12,9 +12,9 @@ import pytest
 
 import tcplab
 from tcplab.errors import BackendError, SpecError
+from tcplab.experiments.store import Store
 from tcplab.plan import resolve
 from tcplab.spec import validate_spec
-from tcplab.store import Store
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "satellite-pep.toml"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tcplab import ber_curves
+from tcplab.analytic import ber_curves
 from tcplab.errors import SpecError
 from tcplab.plan import SEED_MASK, derive_seed, resolve
 from tcplab.spec import Link, load_spec, validate_spec

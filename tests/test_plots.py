@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from tcplab import plots
+from tcplab.report import plots
 
 
 def points() -> pd.DataFrame:

@@ -9,9 +9,9 @@ import pytest
 
 import tcplab
 from tcplab.api import prepare
+from tcplab.experiments.sweeps import expand, sweep
 from tcplab.papers import seed001
 from tcplab.papers.pack import Results
-from tcplab.sweeps import expand, sweep
 
 
 def points(name: str) -> list:

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 import tcplab
 from tcplab.api import prepare
 from tcplab.cli import app
+from tcplab.experiments.sweeps import expand
 from tcplab.papers import seed002
 from tcplab.papers.pack import HELD, NOT_HELD
-from tcplab.sweeps import expand
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tcplab.errors import BackendError
+from tcplab.experiments.stats import mean_std_ci95, t975
 from tcplab.result import RunResult
-from tcplab.stats import mean_std_ci95, t975
 
 META = {"name": "x", "backend": "sim", "seed": 1, "spec_hash": "0" * 64}
 

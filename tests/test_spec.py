@@ -9,11 +9,12 @@ from typing import Any, get_args
 import jsonschema
 import pytest
 
-from tcplab import ber_curves
+from tcplab.analytic import ber_curves
+from tcplab.analytic.framing import FRAMING, LinkKind
 from tcplab.errors import SpecError
-from tcplab.links import FRAMING, LinkKind
-from tcplab.spec import BerCurve, canonical_dict, json_schema, load_spec, spec_hash, tomllib
+from tcplab.spec import BerCurve, canonical_dict, json_schema, load_spec, spec_hash
 from tcplab.spec import validate_spec as validate
+from tcplab.spec.loading import tomllib
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LINK = {"rate": "2.048Mbps", "delay": "275ms"}

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import tcplab
-from tcplab.stats import mean_std_ci95
-from tcplab.store import META_COLUMNS, Store
-from tcplab.sweeps import plan_sweep
+from tcplab.experiments.stats import mean_std_ci95
+from tcplab.experiments.store import META_COLUMNS, Store
+from tcplab.experiments.sweeps import plan_sweep
 
 SCENARIO: dict[str, Any] = {
     "name": "store-test",

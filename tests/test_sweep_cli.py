@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import tcplab
 from tcplab.cli import app
-from tcplab.sweep_output import SweepProgress
+from tcplab.cli.sweep_output import SweepProgress
 
 SWEEP = """\
 name = "cli-sweep"

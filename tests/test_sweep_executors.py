@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 import tcplab
-from tcplab import executors
 from tcplab.cli import app
+from tcplab.experiments import executors
 
 # 8 runs of about 0.2 s each (a 1 Gb/s path for 5 s): long enough to stop a sweep between
 # runs, short enough for the whole file to take seconds.

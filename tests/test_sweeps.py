@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from tcplab import SpecError
+from tcplab.experiments.sweeps import expand, runs
 from tcplab.plan import derive_seed
 from tcplab.spec import json_schema, spec_hash, validate_spec
-from tcplab.sweeps import expand, runs
 
 BASE: dict[str, Any] = {
     "name": "grid",

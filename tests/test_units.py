@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tcplab import units
-from tcplab.units import QueueLimit, UnitError
+from tcplab.spec import units
+from tcplab.spec.units import QueueLimit, UnitError
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import tcplab
+from tcplab.analytic.wlan import wlan_goodput_bps
 from tcplab.backends import emu
-from tcplab.backends.model import wlan_goodput_bps
 from tcplab.plan import resolve
 from tcplab.spec import SpecError, validate_spec
 

@@ -8,13 +8,41 @@ store = tcplab.sweep("examples/geo-sweep.toml")     # every point, into results/
 print(store.aggregate())
 """
 
-from tcplab.api import run
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from tcplab.errors import BackendError, SpecError, TcplabError
-from tcplab.result import RunResult
-from tcplab.spec import Spec, load_spec
-from tcplab.store import Store, open_results
-from tcplab.sweeps import sweep
 from tcplab.version import __version__
+
+if TYPE_CHECKING:
+    from tcplab.api import run
+    from tcplab.experiments.store import Store, open_results
+    from tcplab.experiments.sweeps import sweep
+    from tcplab.result import RunResult
+    from tcplab.spec import Spec, load_spec
+
+# The rest of the public API loads on first use: pydantic, pandas and the simulator stay out
+# of `import tcplab` (and of processes that only need, say, tcplab.measure).
+_LAZY = {
+    "run": "tcplab.api",
+    "RunResult": "tcplab.result",
+    "Spec": "tcplab.spec",
+    "load_spec": "tcplab.spec",
+    "Store": "tcplab.experiments.store",
+    "open_results": "tcplab.experiments.store",
+    "sweep": "tcplab.experiments.sweeps",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tcplab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BackendError",

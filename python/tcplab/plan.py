@@ -12,9 +12,9 @@ import hashlib
 from dataclasses import asdict, replace
 from typing import Any
 
-from tcplab import ber_curves
+from tcplab.analytic import ber_curves
+from tcplab.analytic.framing import ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
 from tcplab.errors import SpecError
-from tcplab.links import ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
 from tcplab.spec import (
     ERROR_MODEL_FIELDS,
     Abr,
@@ -32,7 +32,7 @@ from tcplab.spec import (
     Tcp,
     Trace,
 )
-from tcplab.units import QueueLimit
+from tcplab.spec.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
 # ABR rates are written as bit rates of whole cells: 53 bytes, 424 bits a cell.
@@ -166,7 +166,7 @@ def _wlan(link: Link) -> dict[str, Any]:
 
 
 def _stream(stream: Stream) -> dict[str, Any]:
-    # The kind label and the objectives stay in the scenario: tcplab.media reads them when
+    # The kind label and the objectives stay in the scenario: tcplab.analytic.media reads them when
     # it judges the stream, the backends never need them.
     plan: dict[str, Any] = {
         "name": stream.name,

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from tcplab import media
+from tcplab.analytic import media
 from tcplab.errors import BackendError
-from tcplab.stats import mean_std_ci95
+from tcplab.experiments.stats import mean_std_ci95
 
 if TYPE_CHECKING:
     from tcplab.spec import App
@@ -49,7 +49,7 @@ class RunResult:
     flows: list[dict[str, Any]]
     hosts: list[dict[str, Any]]
     links: list[dict[str, Any]]
-    # Media streams: statistics and verdicts per stream, and every message (tcplab.media).
+    # Media streams: statistics and verdicts per stream, and every message (tcplab.analytic.media).
     media: list[dict[str, Any]]
     series: dict[str, list[Any]]
     trace: dict[str, list[Any]]

@@ -4,7 +4,8 @@ A grid file (calibration/*.toml) names a `base` scenario and `sets` of axes; eac
 product of its axes. A point is one single-bottleneck path (rate, one-way delay, drop-tail
 queue in bandwidth-delay products) and one TCP setting (cc, random loss, initial window,
 buffers). The whole grid becomes one scenario with a zip sweep over every point, so that
-the sweep machinery (tcplab.sweeps) runs it on either backend and the result store holds it.
+the sweep machinery (tcplab.experiments.sweeps) runs it on either backend and the result
+store holds it.
 The points are named (`10Mbps-10ms-q1bdp-cubic`), and the name, a swept field, is what
 matches a simulator run with the kernel's.
 """
@@ -21,19 +22,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tcplab import units
 from tcplab.errors import SpecError
 from tcplab.spec import (
-    Duration,
-    Probability,
-    Rate,
     Spec,
     canonical_dict,
     format_problem,
     located_problems,
-    read_toml,
+    units,
     validate_spec,
 )
+from tcplab.spec.fields import Duration, Probability, Rate
+from tcplab.spec.loading import read_toml
 
 # The bytes of one full packet on the wire's queue (IP MTU): a queue of q BDP holds
 # q x BDP / this many packets.

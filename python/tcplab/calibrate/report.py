@@ -12,10 +12,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcplab import display, plots
 from tcplab.calibrate import Calibration
 from tcplab.calibrate.metrics import BANDS
-from tcplab.report import html
+from tcplab.report import display, html, plots
 
 # How many of the points furthest from the kernel get overlay plots.
 WORST = 10

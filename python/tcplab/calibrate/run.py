@@ -1,6 +1,7 @@
 """Running a grid: the simulator into a scratch store, the kernel into the grid's data.
 
-Both go through the sweep machinery (tcplab.sweeps) on the grid's scenario with the backend
+Both go through the sweep machinery (tcplab.experiments.sweeps) on the grid's scenario with
+the backend
 overridden. The kernel's runs are then packed into calibration/<grid>/kernel/ (one Parquet
 file per table for the whole grid, and machine.json: the kernel version, the sysctls each
 namespace ran with and the machine's load while each point ran), which is what the
@@ -23,12 +24,12 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import sweeps
 from tcplab.calibrate.grid import Grid
 from tcplab.errors import TcplabError
+from tcplab.experiments import sweeps
+from tcplab.experiments.store import Store
 from tcplab.plan import resolve
 from tcplab.result import write_atomically
-from tcplab.store import Store
 from tcplab.version import __version__
 
 KERNEL_DIR = "kernel"

@@ -22,9 +22,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from tcplab.errors import TcplabError
+from tcplab.experiments.store import FAILURES_DIR, Store, open_results
+from tcplab.experiments.sweeps import plan_sweep, run_sweep
 from tcplab.result import write_atomically
-from tcplab.store import FAILURES_DIR, Store, open_results
-from tcplab.sweeps import plan_sweep, run_sweep
 
 REPRODUCTION_FILE = "reproduction.json"
 HELD, NOT_HELD, NOT_CHECKABLE = "held", "not held", "not checkable yet"

@@ -20,8 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import api, ber_curves, display, plots
-from tcplab.links import FRAMING
+from tcplab import api
+from tcplab.analytic import ber_curves
+from tcplab.analytic.framing import FRAMING
 from tcplab.papers import seed000_video
 from tcplab.papers.pack import (
     HELD,
@@ -36,6 +37,7 @@ from tcplab.papers.pack import (
     every,
     rises,
 )
+from tcplab.report import display, plots
 
 EXPERIMENT = "geo-grid"
 KIB = 1024

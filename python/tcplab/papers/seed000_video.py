@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import media
+from tcplab.analytic import media
 from tcplab.papers import seed000
 from tcplab.papers.pack import (
     HELD,

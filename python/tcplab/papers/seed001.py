@@ -19,7 +19,6 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import display, plots
 from tcplab.papers.pack import (
     HELD,
     NOT_HELD,
@@ -32,6 +31,7 @@ from tcplab.papers.pack import (
     Verdict,
     every,
 )
+from tcplab.report import display, plots
 
 # ---- the paper's model (Figs. 3 and 4, §3) -----------------------------------------------
 

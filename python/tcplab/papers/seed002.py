@@ -20,7 +20,6 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import display, plots
 from tcplab.papers.pack import (
     HELD,
     NOT_HELD,
@@ -33,6 +32,7 @@ from tcplab.papers.pack import (
     Verdict,
     every,
 )
+from tcplab.report import display, plots
 
 # ---- the testbed (§3, Table 1) -----------------------------------------------------------
 
@@ -612,7 +612,7 @@ PACK = Pack(
         "which the paper's IPOA, the fastest in both configurations, does not show.",
         "The pentium-133 CPU profile's per-packet and per-byte costs were fitted to this "
         "paper's §4.4 (about 90 % at the ~20 Mb/s of a 5 MB file, 80 % against 75 % between "
-        "MTU 1500 and 9180; python/tcplab/cpu_profiles.py), so tcplab's CPU numbers are not "
+        "MTU 1500 and 9180; python/tcplab/spec/cpu_profiles.py), so tcplab's CPU numbers are not "
         "independent evidence for those claims; the rankings and the buffer effects are.",
         "Latency is the time from the connection's start (SYN) to the server's last byte; "
         "the paper's R_i - S_i is the time from sending to receiving each file (§4.1). "

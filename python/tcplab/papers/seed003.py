@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import api, display, plots
+from tcplab import api
 from tcplab.papers.pack import (
     HELD,
     NOT_HELD,
@@ -42,6 +42,7 @@ from tcplab.papers.pack import (
     Verdict,
     every,
 )
+from tcplab.report import display, plots
 
 KIB = 1024
 MS = 1_000_000  # ns

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import calibrate, display, plots
+from tcplab import calibrate
 from tcplab.errors import TcplabError
 from tcplab.papers.pack import (
     HELD,
@@ -31,6 +31,7 @@ from tcplab.papers.pack import (
     Results,
     Verdict,
 )
+from tcplab.report import display, plots
 
 EXPERIMENT = "lfp-initial-window"
 MIB = 2**20  # iperf3's "MBytes" are 2^20 bytes

@@ -7,13 +7,12 @@ import os
 from pathlib import Path
 
 from tcplab.errors import TcplabError
-from tcplab.papers import PACKS, load_reproduction
+from tcplab.experiments.store import MANIFEST_FILE, open_results
 from tcplab.papers.pack import REPRODUCTION_FILE
 from tcplab.report import html
 from tcplab.report.reproduction import render_reproduction_report, write_reproduction_report
 from tcplab.report.results import render_results_report, write_results_report
 from tcplab.report.run import render_report, write_report
-from tcplab.store import MANIFEST_FILE, open_results
 
 REPORT_FILE = "report.html"
 
@@ -37,6 +36,10 @@ def write_directory_report(
     if (directory / MANIFEST_FILE).is_file():
         document = render_results_report(open_results(directory))
     elif (directory / REPRODUCTION_FILE).is_file():
+        # Imported here: the paper packs draw with tcplab.report's plots, so importing them
+        # while this package initialises would be circular.
+        from tcplab.papers import PACKS, load_reproduction
+
         document = render_reproduction_report(load_reproduction(directory, PACKS))
     elif directory.is_dir():
         raise TcplabError(

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcplab import display, plots
+from tcplab.report import display, plots
 from tcplab.result import write_atomically
 
 _STYLE = """

@@ -13,9 +13,8 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcplab import display, plots
-from tcplab.report import html
-from tcplab.store import Store
+from tcplab.experiments.store import Store
+from tcplab.report import display, html, plots
 
 # More points than this and the per-interval and trace plots show only the points with the
 # highest and the lowest mean goodput: forty overlapping lines inform nobody.

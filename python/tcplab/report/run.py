@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tcplab import display, plots
-from tcplab.report import html
+from tcplab.report import display, html, plots
 from tcplab.result import RunResult
 
 

@@ -24,10 +24,10 @@ from pydantic import ValidationError
 
 from tcplab.api import Scenario, prepare
 from tcplab.errors import SpecError, TcplabError
-from tcplab.executors import ExecutorName, Outcome, Task, run_tasks
+from tcplab.experiments.executors import ExecutorName, Outcome, Task, run_tasks
+from tcplab.experiments.store import Store
 from tcplab.plan import derive_seed
 from tcplab.spec import Spec, canonical_dict, format_problem, located_problems, spec_hash
-from tcplab.store import Store
 from tcplab.version import __version__
 
 Location = tuple[str | int, ...]

@@ -26,7 +26,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcplab import display, units
+from tcplab.report import display
+from tcplab.spec import units
 
 # "time" is a result in seconds (t_s, srtt_s); "duration" a scenario field, which the store
 # holds in integer nanoseconds and a scenario writes with a unit ("275ms").

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+# IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost.
+TCP_IP_HEADER_BYTES = 40
+# RFC 7323 §3: the timestamps option, padded with two NOPs.
+TIMESTAMP_OPTION_BYTES = 12
 
 LinkKind = Literal["p2p", "ethernet", "wlan", "atm"]
 
@@ -103,3 +108,21 @@ def atm_wire_bytes(ip_bytes: int, atm: Mapping[str, int]) -> int:
     """Octets of cell slots an IP datagram takes on an ATM link direction (the plan's `atm`
     table): 53 per cell, 54 with ATM25's command octet."""
     return atm["slot_octets"] * atm_cells(ip_bytes, atm["encapsulation_bytes"])
+
+
+def wire_bytes(ip_bytes: int, overhead_bytes: int, min_payload_bytes: int) -> int:
+    """Bytes an IP packet occupies on a link: max(ip, min_payload) + overhead.
+
+    The frame pads a short packet to the link's minimum payload (Ethernet: 46 bytes,
+    IEEE 802.3 §3.2.7) and adds its header/trailer (PPP/HDLC, Ethernet, ...).
+    """
+    return max(ip_bytes, min_payload_bytes) + overhead_bytes
+
+
+def direction_wire_bytes(direction: Mapping[str, Any], ip_bytes: int) -> int:
+    """:func:`wire_bytes` with the framing of one plan link direction; on an ATM direction
+    the octets of the cell slots its AAL5 frame takes (the cell tax)."""
+    if "atm" in direction:
+        return atm_wire_bytes(ip_bytes, direction["atm"])
+    framing = direction["framing"]
+    return wire_bytes(ip_bytes, framing["overhead_bytes"], framing["min_payload_bytes"])

@@ -12,15 +12,13 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from tcplab import display
+from tcplab.cli.common import USER_ERROR, console, print_table
 from tcplab.errors import TcplabError
+from tcplab.report import display
 
-USER_ERROR = 2
 BOUNDS_EXCEEDED = 1
-console = Console(markup=False, highlight=False)
 
 
 def calibrate_command(
@@ -110,7 +108,7 @@ def calibrate_command(
         data = {**result.to_dict(), "bounds_exceeded": exceeded}
         sys.stdout.write(json.dumps(data, allow_nan=False) + "\n")
     else:
-        _print(points_table(result.points, result.grid.name))
+        print_table(points_table(result.points, result.grid.name))
         console.print(result.verdict.line())
         if write_bounds:
             console.print(f"bounds written to {bounds}")
@@ -189,14 +187,3 @@ def points_table(points: Any, name: str) -> Table:
             row["flag"],
         )
     return table
-
-
-def _print(table: Table) -> None:
-    from tcplab.cli import _print_table  # the main command's module imports this one
-
-    _print_table(table)
-
-
-def register(app: typer.Typer) -> None:
-    """Add `calibrate` to the main `tcplab` command."""
-    app.command("calibrate")(calibrate_command)

@@ -25,9 +25,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tcplab.errors import TcplabError
-from tcplab.processes import is_alive
+from tcplab.experiments.processes import is_alive
+from tcplab.experiments.stats import t975
 from tcplab.result import RESULT_PARTS, write_atomically
-from tcplab.stats import t975
 from tcplab.version import __version__
 
 MANIFEST_FILE = "manifest.json"
@@ -108,7 +108,8 @@ class Store:
         write_atomically(self.directory / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
 
     def write_run(self, meta: Mapping[str, Any], result: Mapping[str, Any]) -> Path:
-        """Store one finished run (meta as tcplab.sweeps.Run.meta(), result as a backend's).
+        """Store one finished run (meta as tcplab.experiments.sweeps.Run.meta(), result as a
+        backend's).
 
         It replaces a stored run of the same id (a forced re-run) and clears a failure
         recorded for it earlier. Returns the run's folder.

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from tcplab.api import run
 from tcplab.errors import TcplabError
-from tcplab.processes import is_alive
+from tcplab.experiments.processes import is_alive
 from tcplab.result import RESULT_PARTS
 
 ExecutorName = Literal["local", "dask"]

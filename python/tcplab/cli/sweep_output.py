@@ -21,9 +21,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from tcplab import display
-from tcplab.store import Store
-from tcplab.sweeps import Run
+from tcplab.experiments.store import Store
+from tcplab.experiments.sweeps import Run
+from tcplab.report import display
 
 # The per-point means a sweep table shows: (heading, summary column, formatter).
 POINT_COLUMNS: tuple[tuple[str, str, display.Formatter], ...] = (
@@ -36,7 +36,7 @@ POINT_COLUMNS: tuple[tuple[str, str, display.Formatter], ...] = (
 class SweepProgress:
     """A progress bar of a sweep's runs (stored ones count as done), with ETA and failures.
 
-    Use it as a context manager and pass it as `on_run` to tcplab.sweeps.run_sweep.
+    Use it as a context manager and pass it as `on_run` to tcplab.experiments.sweeps.run_sweep.
     """
 
     def __init__(self, console: Console, total: int, done: int, enabled: bool) -> None:

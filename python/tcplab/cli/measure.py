@@ -1,43 +1,33 @@
-"""The `tcplab` commands of the emulator and the measurement tool: `measure server`,
-`measure client`, `emu cleanup`, and `compare` (one scenario on several backends, side
-by side). Registered on the main command by tcplab.cli.
-"""
+"""`tcplab measure server|client`: TCP measured between two hosts, real or emulated."""
 
 from __future__ import annotations
 
 import json
-import math
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from tcplab import api, display, units
+from tcplab.cli.common import (
+    console,
+    fail,
+)
 from tcplab.errors import TcplabError
+from tcplab.report import (
+    display,
+)
+from tcplab.spec import units
 
-USER_ERROR = 2
 DEFAULT_MESSAGE_SIZE = 128 * 1024
-console = Console(markup=False, highlight=False)
 
 measure_app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
     help="Measure TCP between two hosts (real machines or the emulator's namespaces).",
 )
-emu_app = typer.Typer(
-    rich_markup_mode=None, no_args_is_help=True, help="The emulator's housekeeping."
-)
-
-
-def _fail(error: Exception) -> typer.Exit:
-    typer.echo(f"error: {error}", err=True)
-    return typer.Exit(USER_ERROR)
-
 
 def _size(value: str | None, option: str) -> int | None:
     try:
@@ -45,13 +35,11 @@ def _size(value: str | None, option: str) -> int | None:
     except ValueError as error:
         raise TcplabError(f"{option}: {error}") from None
 
-
 def _duration(value: str, option: str) -> int:
     try:
         return units.parse_duration(value, positive=True)
     except ValueError as error:
         raise TcplabError(f"{option}: {error}") from None
-
 
 def _options(
     cc: str | None,
@@ -72,14 +60,17 @@ def _options(
         window_clamp=_size(window, "--window"),
     )
 
-
 Cc = Annotated[str | None, typer.Option(help="congestion control (TCP_CONGESTION), e.g. cubic")]
-Sndbuf = Annotated[str | None, typer.Option(help="SO_SNDBUF, e.g. 64KiB (the kernel doubles it)")]
-Rcvbuf = Annotated[str | None, typer.Option(help="SO_RCVBUF, e.g. 64KiB (the kernel doubles it)")]
-Mss = Annotated[int | None, typer.Option(help="TCP_MAXSEG, bytes")]
-Nodelay = Annotated[bool, typer.Option("--nodelay", help="TCP_NODELAY: Nagle off")]
-Port = Annotated[int, typer.Option(help="TCP port of the server")]
 
+Sndbuf = Annotated[str | None, typer.Option(help="SO_SNDBUF, e.g. 64KiB (the kernel doubles it)")]
+
+Rcvbuf = Annotated[str | None, typer.Option(help="SO_RCVBUF, e.g. 64KiB (the kernel doubles it)")]
+
+Mss = Annotated[int | None, typer.Option(help="TCP_MAXSEG, bytes")]
+
+Nodelay = Annotated[bool, typer.Option("--nodelay", help="TCP_NODELAY: Nagle off")]
+
+Port = Annotated[int, typer.Option(help="TCP port of the server")]
 
 @measure_app.command("server")
 def measure_server(
@@ -108,8 +99,7 @@ def measure_server(
         wait_s = _duration(timeout, "--timeout") / 1e9
         server.main(bind, port, options, int(size or 0), count, wait_s)
     except (TcplabError, OSError, ConnectionError) as error:
-        raise _fail(error) from None
-
+        raise fail(error) from None
 
 @measure_app.command("client")
 def measure_client(
@@ -192,14 +182,13 @@ def measure_client(
         )
         result = client.run(host, port, _options(cc, sndbuf, rcvbuf, mss, nodelay), workload)
     except WorkloadError as error:
-        raise _fail(TcplabError(f"{FLAGS[error.field]}: {error.message}")) from None
+        raise fail(TcplabError(f"{FLAGS[error.field]}: {error.message}")) from None
     except (TcplabError, ValueError, OSError, ConnectionError) as error:
-        raise _fail(error) from None
+        raise fail(error) from None
     if json_output:
         sys.stdout.write(json.dumps(result) + "\n")
         return
     _print_measurement(result)
-
 
 def _media_stream(text: str) -> Any:
     from tcplab.measure import media
@@ -219,7 +208,6 @@ def _media_stream(text: str) -> Any:
         raise TcplabError(f"--stream: {error}") from None
     return stream
 
-
 def _media_client(
     host: str,
     port: int,
@@ -230,7 +218,7 @@ def _media_client(
     json_output: bool,
 ) -> None:
     """The client's media mode: send the streams, then show each one's statistics."""
-    from tcplab import media as judged
+    from tcplab.analytic import media as judged
     from tcplab.measure import media
 
     try:
@@ -241,7 +229,7 @@ def _media_client(
         duration_ns = _duration(duration, "--duration")
         result = media.run_client(host, port, options, streams, duration_ns, 1, clock_synced)
     except (TcplabError, ValueError, OSError, ConnectionError) as error:
-        raise _fail(error) from None
+        raise fail(error) from None
     if json_output:
         sys.stdout.write(json.dumps(result) + "\n")
         return
@@ -258,7 +246,6 @@ def _media_client(
     for line in lines:
         table.add_row(*line)
     console.print(table)
-
 
 def _print_measurement(result: Mapping[str, Any]) -> None:
     end = result["end"]
@@ -293,189 +280,3 @@ def _print_measurement(result: Mapping[str, Any]) -> None:
     console.print(
         f"CPU: sender {cpu['host_total']:.1f} %, receiver {cpu['remote_total'] or 0:.1f} %"
     )
-
-
-@emu_app.command("cleanup")
-def emu_cleanup(
-    all_: Annotated[
-        bool,
-        typer.Option("--all", help="also remove the namespaces of tcplab runs still going"),
-    ] = False,
-) -> None:
-    """Remove what a crashed emu run left: its network namespaces, the TUN devices in them
-    and the processes running there."""
-    from tcplab.emu import cleanup, leftovers, require_root
-
-    try:
-        require_root()
-    except TcplabError as error:
-        raise _fail(error) from None
-    removed = cleanup(include_live=all_)
-    for name in removed:
-        console.print(f"removed {name}")
-    kept = leftovers()
-    if kept:
-        console.print(
-            f"kept {len(kept)} namespace(s) of running tcplab processes: {', '.join(kept)}"
-        )
-    if not removed and not kept:
-        console.print("nothing to clean up")
-
-
-# Differences beyond this share are explained under the comparison table.
-AGREEMENT = 0.10
-
-
-def compare_command(
-    file: Annotated[Path, typer.Argument(help="scenario file (TOML)", show_default=False)],
-    backends: Annotated[
-        str, typer.Option(help="comma-separated backends, e.g. sim,emu")
-    ] = "sim,emu",
-    json_output: Annotated[
-        bool, typer.Option("--json", help="print {backend: result} as one JSON object")
-    ] = False,
-) -> None:
-    """Run one scenario on several backends and print the results side by side."""
-    names = [name.strip() for name in backends.split(",") if name.strip()]
-    try:
-        if len(names) < 2:
-            raise TcplabError("--backends: name at least two backends, e.g. sim,emu")
-        results = {name: api.run(file, backend=name) for name in names}
-    except TcplabError as error:
-        raise _fail(error) from None
-    if json_output:
-        data = {name: result.to_dict() for name, result in results.items()}
-        sys.stdout.write(json.dumps(data, sort_keys=True, allow_nan=False) + "\n")
-        return
-    summaries = {name: result.summary for name, result in results.items()}
-    console.print(comparison_table(summaries))
-    streams = list(dict.fromkeys(s for r in results.values() for s in r.summary.get("media", {})))
-    if streams:
-        console.print(comparison_table(summaries, display.media_summary_rows(streams)))
-    console.print(series_table({name: r.to_pandas() for name, r in results.items()}))
-    for note in explain(summaries):
-        console.print(f"- {note}")
-
-
-def comparison_table(
-    summaries: Mapping[str, Mapping[str, Any]],
-    rows: Sequence[tuple[str, str, display.Formatter]] = display.SUMMARY_ROWS,
-) -> Table:
-    """The summaries side by side, a row per entry of `rows` that any of them has, with the
-    second backend's value over the first's."""
-    names = list(summaries)
-    table = Table(title=f"{' vs '.join(names)}")
-    table.add_column("")
-    for name in names:
-        table.add_column(name, justify="right")
-    table.add_column(f"{names[1]} / {names[0]}", justify="right")
-    for label, key, formatter in rows:
-        cells = [display.cell(summaries[name], key, formatter) for name in names]
-        if all(text == display.MISSING for text in cells):
-            continue
-        first, second = (display.lookup(summaries[n], key)[0] for n in names[:2])
-        ratio = (
-            f"{second / first:.3f}"
-            if isinstance(first, (int, float))
-            and isinstance(second, (int, float))
-            and not isinstance(first, bool)
-            and first
-            else ""
-        )
-        table.add_row(label, *cells, ratio)
-    return table
-
-
-def series_table(frames: Mapping[str, Any]) -> Table:
-    names = list(frames)
-    table = Table(title="goodput per interval", box=box.SIMPLE)
-    table.add_column("t (s)", justify="right")
-    peak = max(float(frame["goodput_bps"].max()) for frame in frames.values())
-    factor, unit = display.rate_unit(peak)
-    for name in names:
-        table.add_column(f"{name} ({unit})", justify="right")
-    columns = {
-        name: list(zip(f["t_s"], f["goodput_bps"], strict=True)) for name, f in frames.items()
-    }
-    for row in range(max(len(c) for c in columns.values())):
-        cells = []
-        t_s = None
-        for name in names:
-            if row < len(columns[name]):
-                t_s, goodput = columns[name][row]
-                cells.append(f"{goodput / factor:.4g}")
-            else:
-                cells.append("")
-        table.add_row(f"{t_s:g}" if t_s is not None else "", *cells)
-    return table
-
-
-def _number(summary: Mapping[str, Any], key: str) -> float | None:
-    value = display.lookup(summary, key)[0]
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _transaction_notes(a: str, b: str, sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[str]:
-    """How two request/response results compare: rate and mean latency."""
-    notes = []
-    for key, what in (
-        ("rr.transactions_per_s", "transactions/s"),
-        ("rr.latency_mean_s", "mean latency"),
-    ):
-        va, vb = _number(sa, key), _number(sb, key)
-        if va is None or vb is None or va == 0:
-            continue
-        gap = vb / va - 1
-        within = "within" if abs(gap) <= AGREEMENT else "beyond"
-        notes.append(f"{what}: {b} {100 * gap:+.1f} % against {a} ({within} {AGREEMENT:.0%})")
-    return notes
-
-
-def explain(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Notes that account for a goodput difference beyond AGREEMENT, from the results'
-    own numbers (and, where the difference is a known modelling choice, its source)."""
-    names = list(summaries)
-    a, b = names[0], names[1]
-    sa, sb = summaries[a], summaries[b]
-    ga, gb = _number(sa, "goodput_bps"), _number(sb, "goodput_bps")
-    if ga is None or gb is None or ga == 0:
-        return []
-    transactions = _transaction_notes(a, b, sa, sb)
-    gap = gb / ga - 1
-    if abs(gap) <= AGREEMENT:
-        return [
-            f"goodput agrees within {100 * AGREEMENT:.0f} % ({100 * gap:+.1f} %)",
-            *transactions,
-        ]
-    notes = [f"goodput differs by {100 * gap:+.1f} % ({b} vs {a}); what differs:", *transactions]
-    for key, what in (("retransmits", "retransmitted segments"), ("timeouts", "timeouts")):
-        va, vb = _number(sa, key), _number(sb, key)
-        if va is not None and vb is not None and va != vb:
-            notes.append(f"{what}: {a} {va:g}, {b} {vb:g}")
-    shares = {}
-    for name, summary in ((a, sa), (b, sb)):
-        limited = summary.get("limited_by") or {}
-        if limited:
-            shares[name] = max(limited, key=lambda k: limited[k] or 0)
-    if len(shares) == 2 and shares[a] != shares[b]:
-        notes.append(f"the main limit differs: {a} {shares[a]}, {b} {shares[b]}")
-    for name, summary in ((a, sa), (b, sb)):
-        emu = summary.get("emu")
-        if isinstance(emu, Mapping):
-            timing = emu.get("timing_error_us", {})
-            notes.append(
-                f"{name}: Linux {emu.get('sender_cc')} on kernel {emu.get('kernel')}; the "
-                f"emulator delivered packets {timing.get('p99_us', math.nan):.0f} µs late at "
-                f"p99 (max {timing.get('max_us', math.nan):.0f} µs). Linux mechanisms no "
-                "scenario field controls: CUBIC's HyStart (tcp_cubic.c, hystart=1), the "
-                "receiver's gradual window growth (rcv_ssthresh, tcp_grow_window), quick "
-                "ACKs at connection start, RACK-TLP, and RTO >= SRTT + rto_min (docs/emu.md)"
-            )
-    return notes
-
-
-def register(app: typer.Typer) -> None:
-    """Add these commands to the main `tcplab` command."""
-    app.add_typer(measure_app, name="measure")
-    app.add_typer(emu_app, name="emu")
-    app.command("compare")(compare_command)

@@ -1,0 +1,176 @@
+"""`tcplab run`: one scenario, its result printed beside the model's and saved."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from tcplab import api
+from tcplab.cli.common import (
+    USER_ERROR,
+    console,
+)
+from tcplab.cli.sweep import sweep_file
+from tcplab.errors import TcplabError
+from tcplab.report import (
+    REPORT_FILE,
+    display,
+    write_report,
+)
+from tcplab.result import RunResult
+from tcplab.spec import Spec, canonical_dict, validate_spec
+
+# Rows of the per-interval table before it wraps into another column group, and at most
+# this many groups side by side, so a 100-interval run still fits a terminal.
+_SERIES_ROWS = 25
+
+_SERIES_GROUPS = 5
+
+def run_command(
+    file: Annotated[Path, typer.Argument(help="scenario file (TOML)", show_default=False)],
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print the result as one JSON object instead")
+    ] = False,
+    backend: Annotated[
+        str | None, typer.Option(help="sim, model or emu; overrides the scenario's backend")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="overrides the scenario's seed")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="where to save result.json and report.html")
+    ] = None,
+    no_save: Annotated[bool, typer.Option("--no-save", help="save nothing")] = False,
+    pcap: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="capture a link direction (links.0, links.0.forward) into <out>/links.0.pcap;"
+            " repeatable; adds to the scenario's [trace] pcap"
+        ),
+    ] = None,
+) -> None:
+    """Run a scenario and print its result; save result.json and report.html.
+
+    A scenario with a [sweep] table runs as `tcplab sweep FILE` does.
+    """
+    try:
+        spec = api.prepare(file, backend=backend, seed=seed)
+        if spec.sweep is not None and no_save:
+            raise TcplabError("a sweep stores each run in its results directory; drop --no-save")
+        if pcap:
+            if no_save or spec.sweep is not None:
+                raise TcplabError("--pcap saves captures beside result.json of a single run")
+            spec = _with_captures(spec, pcap)
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    if spec.sweep is not None:
+        sweep_file(file, out=out, json_output=json_output, backend=backend, seed=seed)
+        return
+    try:
+        result = api.run(spec)
+        bounds = None if json_output else _model_summary(spec)
+        saved = None if no_save else _save(result, out or Path("results") / spec.name)
+    except TcplabError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+    if json_output:
+        sys.stdout.write(result.to_json() + "\n")
+        return
+    _print_result(result, bounds)
+    if saved is not None:
+        console.print(f"saved {saved} and {saved.parent / REPORT_FILE}")
+        for name in result.captures:
+            console.print(f"saved {saved.parent / name}.pcap")
+
+def _save(result: RunResult, directory: Path) -> Path:
+    try:
+        path = result.save(directory)
+        write_report(result, directory / REPORT_FILE)
+    except OSError as error:
+        raise TcplabError(f"cannot save into {directory}: {error.strerror or error}") from None
+    return path
+
+def _with_captures(spec: Spec, paths: list[str]) -> Spec:
+    """`spec` with `paths` added to its [trace] pcap list, validated like the file's own."""
+    data = canonical_dict(spec)
+    trace = data.get("trace", {})
+    data["trace"] = {**trace, "pcap": [*trace.get("pcap", []), *paths]}
+    return validate_spec(data)
+
+def _model_summary(spec: Spec) -> Mapping[str, Any] | str | None:
+    """The model backend's summary for the same scenario, to print beside a measurement.
+
+    None when the run already is the model, or the model backend is not part of this
+    installation; the model's refusal (a string) when it cannot model this scenario.
+    """
+    if spec.backend == "model" or importlib.util.find_spec("tcplab.backends.model") is None:
+        return None
+    try:
+        # The model is deterministic: one run stands for every repetition.
+        return api.run(
+            spec.model_copy(update={"backend": "model", "repetitions": 1, "trace": None})
+        ).summary
+    except TcplabError as error:
+        return str(error)
+
+def _print_result(result: RunResult, model: Mapping[str, Any] | str | None) -> None:
+    meta = result.meta
+    repetitions = meta.get("repetitions")
+    title = f"{meta['name']} ({meta['backend']}, seed {meta['seed']}"
+    title += f", mean ± 95 % CI of {repetitions} repetitions)" if repetitions else ")"
+    table = Table(title=title)
+    table.add_column("")
+    columns = [(meta["backend"], result.summary)]
+    if isinstance(model, Mapping):
+        columns.append(("model", model))
+    for name, _ in columns:
+        table.add_column(name, justify="right")
+    for label, key, formatter in display.SUMMARY_ROWS:
+        cells = [display.cell(summary, key, formatter) for _, summary in columns]
+        if any(text != display.MISSING for text in cells):
+            table.add_row(label, *cells)
+    console.print(table)
+    if isinstance(model, str):
+        console.print(f"model: {model}")
+    if result.media:
+        header, lines = display.media_table(result.media)
+        media = Table(title="media streams")
+        for index, column in enumerate(header):
+            media.add_column(column, justify="right" if index else "left")
+        for line in lines:
+            media.add_row(*line)
+        console.print(media)
+    console.print(_series_table(result))
+
+def _series_table(result: RunResult) -> Table:
+    frame = result.to_pandas()
+    if "repetition" in frame:
+        frame = frame.groupby("t_s", as_index=False)["goodput_bps"].mean()
+    rows = list(zip(frame["t_s"], frame["goodput_bps"], strict=True))
+    groups = min(_SERIES_GROUPS, max(1, math.ceil(len(rows) / _SERIES_ROWS)))
+    height = math.ceil(len(rows) / groups) if rows else 0
+    # One unit for the whole table keeps each column narrow enough for five side by side.
+    factor, unit = display.rate_unit(max((goodput for _, goodput in rows), default=0.0))
+    title = "goodput per interval"
+    table = Table(title=title, box=box.SIMPLE, min_width=len(title) + 4)
+    for _ in range(groups):
+        table.add_column("t (s)", justify="right")
+        table.add_column(unit, justify="right")
+    for row in range(height):
+        cells: list[str] = []
+        for group in range(groups):
+            index = group * height + row
+            if index < len(rows):
+                t_s, goodput = rows[index]
+                cells += [f"{t_s:g}", f"{goodput / factor:.4g}"]
+            else:
+                cells += ["", ""]
+        table.add_row(*cells)
+    return table

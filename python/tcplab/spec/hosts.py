@@ -1,0 +1,131 @@
+"""A host's tables: its TCP configuration ([hosts.tcp], a stack profile overridden field
+by field) and its CPU ([hosts.cpu])."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from tcplab import profiles
+from tcplab.spec import cpu_profiles
+from tcplab.spec.fields import Duration, Name, PositiveDuration, Size, StrictModel
+
+
+class Tcp(StrictModel):
+    """The TCP configuration of one host: a stack profile, overridden field by field."""
+
+    profile: Literal[tuple(profiles.STACKS)] = Field(  # type: ignore[valid-type]
+        profiles.DEFAULT_STACK, description="stack profile whose settings the fields override"
+    )
+    cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla", "bbr"] = Field(
+        "newreno", description="congestion control algorithm"
+    )
+    sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
+    rcvbuf: Size = Field("64KiB", validate_default=True, description="socket receive buffer")
+    mss: int = Field(1460, ge=64, le=65495, description="maximum segment size, bytes")
+    initial_window: int = Field(10, ge=1, le=100_000, description="initial cwnd, segments")
+    window_scaling: bool = Field(True, description="RFC 7323 window scaling; off caps at 65535")
+    sack: bool = Field(
+        False, description="SACK option (RFC 2018) and SACK loss recovery (RFC 6675)"
+    )
+    timestamps: bool = Field(
+        False, description="timestamps option (RFC 7323): RTT samples for resent data, 12 B"
+    )
+    abc: bool = Field(False, description="appropriate byte counting (RFC 3465, L = 2 SMSS)")
+    hystart: bool = Field(
+        False, description="HyStart++ (RFC 9406) ends the initial slow start on a delay rise"
+    )
+    delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
+    delack_timeout: PositiveDuration = Field(
+        "200ms", validate_default=True, description="delayed-ACK timer"
+    )
+    nagle: bool = Field(True, description="Nagle's algorithm (RFC 896)")
+    nagle_variant: Literal["rfc896", "minshall"] = Field(
+        "minshall",
+        description="which small segments Nagle holds: rfc896, while any data is "
+        "unacknowledged; minshall (Linux), while an earlier small segment is",
+    )
+    fast_retransmit: bool = Field(True, description="fast retransmit and recovery (RFC 5681)")
+    min_rto: PositiveDuration = Field(
+        "1s",
+        validate_default=True,
+        description="lower bound of the whole RTO, as RFC 6298 section 2.4 (1 s) and ns-3",
+    )
+    cwnd_validation: bool = Field(
+        True,
+        description="grow cwnd only while it limits the sender (RFC 7661, as Linux); "
+        "off for stacks before RFC 2861",
+    )
+    handshake: bool = Field(
+        True,
+        description="open connections with the three-way handshake; false starts a "
+        "connection this host opens already established, its options agreed from both "
+        "hosts' settings, as YATS and ns-2's one-way TCP agents do (simulator only)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profile(cls, data: Any) -> Any:
+        return profiles.apply(data) if isinstance(data, dict) else data
+
+
+class Cpu(StrictModel):
+    """A host's processing costs: a named profile, overridden cost by cost."""
+
+    profile: Literal[tuple(cpu_profiles.PROFILES)] = Field(  # type: ignore[valid-type]
+        cpu_profiles.DEFAULT_CPU, description="CPU profile whose costs the fields override"
+    )
+    per_packet: Duration | None = Field(
+        None, description="protocol work per packet sent or received"
+    )
+    per_byte: Duration | None = Field(None, description="copy per byte in read() and write()")
+    per_call: Duration | None = Field(None, description="per system call")
+    storage_per_byte: Duration | None = Field(
+        None, description="per byte a receiving file or message app writes to storage"
+    )
+    ring: int | None = Field(None, ge=1, description="NIC receive ring, packets")
+
+    def resolved(self) -> cpu_profiles.CpuProfile:
+        """The profile with this table's overrides applied."""
+        base = cpu_profiles.PROFILES[self.profile]
+        return cpu_profiles.CpuProfile(
+            base.description,
+            base.source,
+            per_packet_ns=_given(self.per_packet, base.per_packet_ns),
+            per_byte_ns=_given(self.per_byte, base.per_byte_ns),
+            per_call_ns=_given(self.per_call, base.per_call_ns),
+            storage_per_byte_ns=_given(self.storage_per_byte, base.storage_per_byte_ns),
+            ring_packets=_given(self.ring, base.ring_packets),
+        )
+
+
+def _given(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _cpu_name_or_table(schema: dict[str, Any]) -> None:
+    # The schema of `cpu = "pda-400mhz"`, which the validator turns into a table.
+    schema["anyOf"].insert(0, {"enum": list(cpu_profiles.PROFILES)})
+
+
+class Host(StrictModel):
+    """A TCP endpoint. Without [[flows]], the first host sends and the last one receives."""
+
+    name: Name
+    tcp: Tcp = Field(default_factory=Tcp)
+    cpu: Cpu | None = Field(
+        None,
+        description='a CPU profile name, or a table: {profile = "..."}',
+        json_schema_extra=_cpu_name_or_table,
+    )
+
+    @field_validator("cpu", mode="before")
+    @classmethod
+    def _profile_name(cls, cpu: Any) -> Any:
+        # `cpu = "pentium-133"` is short for `cpu = { profile = "pentium-133" }`.
+        return {"profile": cpu} if isinstance(cpu, str) else cpu

@@ -1,0 +1,111 @@
+"""Reading, validating, hashing and describing scenarios: TOML in, SpecError out."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    ValidationError,
+)
+from pydantic_core import ErrorDetails
+
+from tcplab.errors import SpecError
+from tcplab.spec import units
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+from tcplab.spec.scenario import Spec
+
+
+def _message(error: ErrorDetails) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "required"
+    if kind == "value_error":
+        return str(error["ctx"]["error"])
+    given = units.show_value(error["input"])
+    if kind == "literal_error":
+        return f"{given} is not accepted; accepted values: {error['ctx']['expected']}"
+    if kind == "string_pattern_mismatch":
+        return f"{given} is not a valid name; use letters, digits, '.', '_' and '-'"
+    return f"{error['msg']}; given: {given}"
+
+
+def _location(parts: tuple[str | int, ...]) -> str:
+    # A sweep path is one key with dots in it: quote it, so that `sweep."links.0.delay"`
+    # does not read as four nested fields.
+    return ".".join(f'"{part}"' if "." in str(part) else str(part) for part in parts)
+
+
+def located_problems(error: ValidationError) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each problem of a validation error as (location, message), the location as a tuple."""
+    for detail in error.errors(include_url=False):
+        yield tuple(detail["loc"]), _message(detail)
+
+
+def format_problem(location: tuple[str | int, ...], message: str) -> str:
+    """`field.path: message`, or the message alone for a problem of the whole scenario."""
+    return f"{_location(location)}: {message}" if location else message
+
+
+def _problems(error: ValidationError) -> Iterator[str]:
+    for location, message in located_problems(error):
+        yield format_problem(location, message)
+
+
+def validate_spec(data: Mapping[str, Any], source: str | PathLike[str] | None = None) -> Spec:
+    """Validate a scenario given as a mapping; problems are raised as one SpecError."""
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as error:
+        raise SpecError(list(_problems(error)), source) from None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; a missing, unreadable or malformed file is a SpecError."""
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except FileNotFoundError:
+        raise SpecError(["no such file"], path) from None
+    except OSError as error:
+        raise SpecError([error.strerror or str(error)], path) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise SpecError([f"invalid TOML: {error}"], path) from None
+
+
+def load_spec(path: str | PathLike[str]) -> Spec:
+    """Read and validate a scenario file; `name` defaults to the file's stem."""
+    path = Path(path)
+    data = read_toml(path)
+    data.setdefault("name", path.stem)
+    return validate_spec(data, path)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario file, for editors and `tcplab schema`."""
+    schema = Spec.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def canonical_dict(spec: Spec) -> dict[str, Any]:
+    """The spec as plain JSON values in canonical spelling; validates back to the same spec."""
+    # Unset optional fields are left out so that adding one to the schema later does not
+    # change the hash of every existing scenario.
+    return spec.model_dump(mode="json", exclude_none=True)
+
+
+def spec_hash(spec: Spec) -> str:
+    """sha256 of the spec's canonical JSON: the same experiment, however spelled, hashes alike."""
+    canonical = json.dumps(canonical_dict(spec), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
