@@ -22,25 +22,28 @@ mod wlan;
 /// so an entry of the queue is a few words and scheduling one allocates nothing.
 enum Event {
     /// A channel finished serializing its frame.
-    TxDone(usize),
+    TxDone(u32),
     /// A packet reached the far end of the channel it was on.
     Arrive(PacketRef),
     /// A wake-up the ATM links asked for (crate::atm): a cell reached the far end of its
     /// wire, or an ABR source may send. Scheduled behind the other events of its instant.
-    AtmDue(usize),
-    SenderTimer(usize, usize),
-    ReceiverTimer(usize, usize),
+    AtmDue(u32),
+    SenderTimer(u32, u32),
+    ReceiverTimer(u32, u32),
     /// A writing application's sleep between calls ended.
-    AppWake(usize, usize),
+    AppWake(u32, u32),
     /// A host's CPU finished its current work.
-    CpuDone(usize),
+    CpuDone(u32),
     /// A media flow's stream's next message falls due.
-    MediaSend(usize, usize),
-    Start(usize),
+    MediaSend(u32, u32),
+    Start(u32),
     Sample,
     /// The 802.11 medium has something due (sim/wlan.rs).
-    Wlan(usize),
+    Wlan(u32),
 }
+
+// An event is three words at most, so that a queue entry (time, order, event) is 32 bytes.
+const _: () = assert!(std::mem::size_of::<Event>() <= 12);
 
 /// A piece of work for a host's CPU.
 enum Job {
@@ -176,7 +179,7 @@ impl Simulation {
             if self.flows[f].after.is_none() && self.flows[f].fed_by.is_none() {
                 match self.flows[f].start_ns {
                     0 => self.start(f),
-                    at => self.events.schedule(at, Event::Start(f)),
+                    at => self.events.schedule(at, Event::Start(f as u32)),
                 }
             }
         }
@@ -202,8 +205,10 @@ impl Simulation {
     }
 
     fn handle(&mut self, event: Event) {
+        let ix = |i: u32| i as usize;
         match event {
             Event::TxDone(ch) => {
+                let ch = ix(ch);
                 let departure = self.channels[ch].finish(self.now);
                 match departure.arrival {
                     Ok((packet, at)) => self.events.schedule(at, Event::Arrive(packet)),
@@ -211,13 +216,13 @@ impl Simulation {
                 }
                 if let Some(at) = departure.next_done {
                     self.tap(ch);
-                    self.events.schedule(at, Event::TxDone(ch));
+                    self.events.schedule(at, Event::TxDone(ch as u32));
                 }
             }
             Event::Arrive(packet) => self.arrive(packet),
             Event::AtmDue(entry) => {
                 let atm = self.atm.as_mut().expect("only ATM links carry cells");
-                let delivered = atm.handle(self.now, entry);
+                let delivered = atm.handle(self.now, ix(entry));
                 self.atm_wakeups();
                 if let Some(packet) = delivered {
                     let packet = self.packets.insert(packet);
@@ -225,6 +230,7 @@ impl Simulation {
                 }
             }
             Event::SenderTimer(f, s) => {
+                let (f, s) = (ix(f), ix(s));
                 self.flows[f].sides[s].tx_wake.fired(self.now);
                 let mut out = self.out_buffer();
                 if let Some(tx) = &mut self.flows[f].sides[s].tx {
@@ -233,16 +239,19 @@ impl Simulation {
                 self.activity(f, s, out);
             }
             Event::ReceiverTimer(f, s) => {
+                let (f, s) = (ix(f), ix(s));
                 self.flows[f].sides[s].rx_wake.fired(self.now);
                 let out = self.out_buffer();
                 self.activity(f, s, out);
             }
             Event::AppWake(f, s) => {
+                let (f, s) = (ix(f), ix(s));
                 self.flows[f].sides[s].app_wake.fired(self.now);
                 let out = self.out_buffer();
                 self.activity(f, s, out);
             }
             Event::CpuDone(h) => {
+                let h = ix(h);
                 let job = self.cpus[h]
                     .as_mut()
                     .expect("only a host with a CPU model schedules its work")
@@ -250,9 +259,9 @@ impl Simulation {
                 self.touched.push(h);
                 self.done(job);
             }
-            Event::MediaSend(f, k) => self.media_send(f, k),
-            Event::Start(f) => self.start(f),
-            Event::Wlan(m) => self.wlan_due(m),
+            Event::MediaSend(f, k) => self.media_send(ix(f), ix(k)),
+            Event::Start(f) => self.start(ix(f)),
+            Event::Wlan(m) => self.wlan_due(ix(m)),
             Event::Sample => {
                 for flow in self.flows.iter().filter(|f| f.segment == 0) {
                     if let Some(tx) = flow.tcp() {
@@ -303,7 +312,7 @@ impl Simulation {
         }
         while let Some(h) = self.touched.pop() {
             if let Some(at) = self.cpus[h].as_mut().and_then(|c| c.dispatch(self.now)) {
-                self.events.schedule(at, Event::CpuDone(h));
+                self.events.schedule(at, Event::CpuDone(h as u32));
             }
         }
     }
@@ -448,7 +457,7 @@ impl Simulation {
             };
             reader.returned(now);
             if let Some(at) = side.app_wake.needs(reader.asleep_until(now)) {
-                self.events.schedule(at, Event::AppWake(f, s));
+                self.events.schedule(at, Event::AppWake(f as u32, s as u32));
             }
             rx.read(bytes)
         } else {
@@ -473,7 +482,7 @@ impl Simulation {
         let wrote = writer.written() - before;
         let wake = writer.asleep_until(now);
         if let Some(at) = side.app_wake.needs(wake) {
-            self.events.schedule(at, Event::AppWake(f, s));
+            self.events.schedule(at, Event::AppWake(f as u32, s as u32));
         }
         if let Some(r) = self.flows[f].fed_by.filter(|_| wrote > 0) {
             // Room in the relay: it reads on from the upstream connection.
@@ -494,7 +503,7 @@ impl Simulation {
         }
         let now = self.now;
         if let Some(at) = side.app_wake.needs(reader.asleep_until(now)) {
-            self.events.schedule(at, Event::AppWake(f, s));
+            self.events.schedule(at, Event::AppWake(f as u32, s as u32));
             return;
         }
         let Some(bytes) = reader.next_read(now, rx.readable()) else {
@@ -533,7 +542,7 @@ impl Simulation {
             return;
         }
         if let Some(at) = side.app_wake.needs(writer.asleep_until(now)) {
-            self.events.schedule(at, Event::AppWake(f, s));
+            self.events.schedule(at, Event::AppWake(f as u32, s as u32));
             return;
         }
         let Some((bytes, new_call)) = writer.next_write(now, tx.buffer_space()) else {
@@ -676,7 +685,7 @@ impl Simulation {
             Carrier::Wire => match self.channels[ch].offer(self.now, packet) {
                 Ok(Some(done)) => {
                     self.tap(ch);
-                    self.events.schedule(done, Event::TxDone(ch));
+                    self.events.schedule(done, Event::TxDone(ch as u32));
                 }
                 Ok(None) => {}
                 Err(dropped) => self.lose(dropped),
@@ -696,7 +705,7 @@ impl Simulation {
     fn atm_wakeups(&mut self) {
         if let Some(atm) = &mut self.atm {
             for (at, entry) in atm.take_wakeups() {
-                self.events.schedule_behind(at, Event::AtmDue(entry));
+                self.events.schedule_behind(at, Event::AtmDue(entry as u32));
             }
         }
     }
@@ -718,11 +727,13 @@ impl Simulation {
         let side = &mut self.flows[f].sides[s];
         let tx_deadline = side.tx.as_ref().and_then(|tx| tx.next_deadline());
         if let Some(at) = side.tx_wake.needs(tx_deadline) {
-            self.events.schedule(at, Event::SenderTimer(f, s));
+            self.events
+                .schedule(at, Event::SenderTimer(f as u32, s as u32));
         }
         let rx_deadline = side.rx.as_ref().and_then(|rx| rx.next_deadline());
         if let Some(at) = side.rx_wake.needs(rx_deadline) {
-            self.events.schedule(at, Event::ReceiverTimer(f, s));
+            self.events
+                .schedule(at, Event::ReceiverTimer(f as u32, s as u32));
         }
     }
 

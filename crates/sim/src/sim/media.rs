@@ -28,7 +28,8 @@ impl Simulation {
     /// Stream `k` of flow `f` has its next message due at `at`, if that is within the run.
     pub(super) fn media_due(&mut self, f: usize, k: usize, at: Nanos) {
         if at < self.plan.duration_ns {
-            self.events.schedule(at, Event::MediaSend(f, k));
+            self.events
+                .schedule(at, Event::MediaSend(f as u32, k as u32));
         }
     }
 

@@ -7,7 +7,7 @@ use crate::net::PacketRef;
 impl Simulation {
     pub(super) fn wlan_offer(&mut self, ch: usize, packet: PacketRef) {
         if let Some((m, at)) = self.wlan.offer(self.now, ch, packet, &mut self.packets) {
-            self.events.schedule(at, Event::Wlan(m));
+            self.events.schedule(at, Event::Wlan(m as u32));
         }
     }
 
@@ -20,7 +20,7 @@ impl Simulation {
             self.events.schedule(a.at, Event::Arrive(a.packet));
         }
         if let Some(at) = next {
-            self.events.schedule(at, Event::Wlan(m));
+            self.events.schedule(at, Event::Wlan(m as u32));
         }
     }
 }
