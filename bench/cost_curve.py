@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""CPU per packet of tcplab's simulator against the bottleneck rate and against the number
+of flows, each point printed as a ratio to the cheapest point of its curve, all measured in
+one run (a benchmark script, not a test).
+
+    .venv/bin/python bench/cost_curve.py [--quick] [--curves rate,flows] [--json]
+
+A packet is a TCP data segment sent (the summary's `segments_sent`), with everything it
+causes: its hops, its ACK, the timers, the trace samples taken meanwhile. CPU is this
+process's CPU time around `tcplab._sim.run_columnar`, which returns the series and trace
+as columns (no JSON of them), so the figure is the simulator's own cost.
+
+- rate: one CUBIC flow (the `linux` profile: SACK, timestamps), 10 ms each way, a queue
+  of one BDP, 1 Mb/s to 10 Gb/s; each point runs long enough for `--packets` segments
+  and at least 2 s (0.5 s with --quick).
+- flows: a dumbbell of 1 to 1,000 CUBIC flows, each on its own 10 Gb/s, 1 ms access links,
+  sharing a 1 Gb/s, 10 ms bottleneck whose queue is one BDP; 10 s (2 s with --quick), the
+  default 10 ms trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tcplab import _sim
+from tcplab.api import prepare
+from tcplab.plan import resolve
+
+RATES_BPS = [1e6, 10e6, 100e6, 1e9, 10e9]
+FLOWS = [1, 10, 100, 1000]
+SEGMENT_BITS = 1500 * 8
+ONE_WAY_S = 0.010
+
+
+def rate_text(bps: float) -> str:
+    return f"{bps / 1e9:g}Gbps" if bps >= 1e9 else f"{bps / 1e6:g}Mbps"
+
+
+def bdp_bytes(bps: float, rtt_s: float) -> int:
+    return max(15_000, int(bps * rtt_s / 8))
+
+
+def single_flow(bps: float, duration_s: float) -> dict[str, Any]:
+    return {
+        "name": f"cost-{rate_text(bps)}",
+        "duration": f"{duration_s:g}s",
+        "hosts": [{"name": "a", "tcp": {"sndbuf": "1GiB", "rcvbuf": "1GiB"}}, {"name": "b"}],
+        "links": [
+            {
+                "kind": "p2p",
+                "rate": rate_text(bps),
+                "delay": f"{ONE_WAY_S * 1e3:g}ms",
+                "queue": {"limit": f"{bdp_bytes(bps, 2 * ONE_WAY_S)}B"},
+            }
+        ],
+        "app": {"kind": "bulk"},
+    }
+
+
+def dumbbell(flows: int, duration_s: float) -> dict[str, Any]:
+    access = {"rate": "10Gbps", "delay": "1ms"}
+    bottleneck = 1e9
+    rtt_s = 2 * (ONE_WAY_S + 2e-3)
+    links = [{"between": [f"s{i}", "r1"], **access} for i in range(flows)]
+    links.append(
+        {
+            "between": ["r1", "r2"],
+            "rate": rate_text(bottleneck),
+            "delay": f"{ONE_WAY_S * 1e3:g}ms",
+            "queue": {"limit": f"{bdp_bytes(bottleneck, rtt_s)}B"},
+        }
+    )
+    links += [{"between": ["r2", f"d{i}"], **access} for i in range(flows)]
+    tcp = {"sndbuf": "64MiB", "rcvbuf": "64MiB"}
+    return {
+        "name": f"cost-dumbbell-{flows}",
+        "duration": f"{duration_s:g}s",
+        "hosts": [{"name": f"s{i}", "tcp": tcp} for i in range(flows)]
+        + [{"name": f"d{i}", "tcp": tcp} for i in range(flows)],
+        "routers": [{"name": "r1"}, {"name": "r2"}],
+        "links": links,
+        "flows": [{"src": f"s{i}", "dst": f"d{i}"} for i in range(flows)],
+        "app": {"kind": "bulk"},
+    }
+
+
+def measure(label: str, scenario: dict[str, Any]) -> dict[str, Any]:
+    plan_json = json.dumps(resolve(prepare(scenario)))
+    started = time.process_time()
+    rows, _, _ = _sim.run_columnar(plan_json)
+    cpu_s = time.process_time() - started
+    summary = json.loads(rows)["summary"]
+    packets = summary["segments_sent"]
+    return {
+        "point": label,
+        "simulated_s": summary["elapsed_s"],
+        "packets": packets,
+        "retransmits": summary["retransmits"],
+        "cpu_s": cpu_s,
+        "us_per_packet": cpu_s / max(packets, 1) * 1e6,
+    }
+
+
+def rate_curve(packets: int, min_duration_s: float) -> list[dict[str, Any]]:
+    points = []
+    for bps in RATES_BPS:
+        duration = max(min_duration_s, packets * SEGMENT_BITS / bps)
+        points.append(measure(rate_text(bps), single_flow(bps, duration)))
+    return points
+
+
+def flows_curve(duration_s: float) -> list[dict[str, Any]]:
+    return [measure(f"{n} flows", dumbbell(n, duration_s)) for n in FLOWS]
+
+
+def with_ratios(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    cheapest = min(p["us_per_packet"] for p in points)
+    return [{**p, "ratio": p["us_per_packet"] / cheapest} for p in points]
+
+
+def show(console: Console, title: str, points: list[dict[str, Any]]) -> None:
+    table = Table(title=title)
+    for column in ("point", "simulated", "packets", "retransmits", "CPU", "µs/packet", "ratio"):
+        table.add_column(column, justify="left" if column == "point" else "right")
+    for p in points:
+        table.add_row(
+            p["point"],
+            f"{p['simulated_s']:.2f} s",
+            f"{p['packets']:,}",
+            f"{p['retransmits']:,}",
+            f"{p['cpu_s']:.2f} s",
+            f"{p['us_per_packet']:.3f}",
+            f"{p['ratio']:.2f}x",
+        )
+    spread = max(p["ratio"] for p in points)
+    verdict = "PASS" if spread <= 2.0 else "FAIL"
+    table.caption = f"highest / lowest cost per packet: {spread:.2f}x (target ≤ 2x: {verdict})"
+    console.print(table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer packets, shorter runs")
+    parser.add_argument("--curves", default="rate,flows", help="which curves: rate, flows")
+    parser.add_argument("--packets", type=int, help="segments per point of the rate curve")
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    args = parser.parse_args()
+    curves = set(args.curves.split(","))
+    unknown = curves - {"rate", "flows"}
+    if unknown:
+        parser.error(f"--curves takes rate and flows, got {', '.join(sorted(unknown))}")
+    packets = args.packets or (50_000 if args.quick else 200_000)
+    out: dict[str, Any] = {}
+    if "rate" in curves:
+        out["rate"] = with_ratios(rate_curve(packets, 0.5 if args.quick else 2.0))
+    if "flows" in curves:
+        out["flows"] = with_ratios(flows_curve(2.0 if args.quick else 10.0))
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return
+    console = Console()
+    titles = {
+        "rate": "CPU per packet against rate: 1 CUBIC flow, 10 ms each way, queue 1 BDP",
+        "flows": "CPU per packet against flows: dumbbell, 1 Gb/s 10 ms bottleneck, queue 1 BDP",
+    }
+    for curve, points in out.items():
+        show(console, titles[curve], points)
+
+
+if __name__ == "__main__":
+    main()
