@@ -17,6 +17,8 @@ pub const BUDGET_BYTES: u64 = 1 << 30;
 const TRACE_ROW_BYTES: u64 = 4 + 8 + 4 + 4 + 8 + 4 + 4;
 const PORT_ROW_BYTES: u64 = 8 + 8 + 1 + 8;
 const SERIES_ROW_BYTES: u64 = 8 + 8;
+/// A media message: its size and send time (u64), its arrival time (Option<u64>).
+const MESSAGE_ROW_BYTES: u64 = 8 + 8 + 16;
 
 /// Which direction of a link or VC a row is about.
 pub const DIRECTIONS: &[&str] = &["forward", "reverse"];
@@ -141,12 +143,24 @@ pub fn estimate_bytes(plan: &Plan) -> (u64, &'static str) {
         .duration_ns
         .div_ceil(plan.interval_ns)
         .saturating_mul(SERIES_ROW_BYTES);
-    let part = if traced >= series {
+    // Every message a media stream sends is kept (its size, send and arrival times).
+    let messages = plan
+        .resolved_flows()
+        .iter()
+        .flat_map(|flow| &flow.app.streams)
+        .map(|s| {
+            let count = plan.duration_ns.saturating_sub(s.start_ns) / s.interval_ns.max(1) + 1;
+            count.saturating_mul(MESSAGE_ROW_BYTES)
+        })
+        .fold(0u64, u64::saturating_add);
+    let part = if messages >= traced.max(series) {
+        "streams"
+    } else if traced >= series {
         "trace_interval"
     } else {
         "interval"
     };
-    (traced.saturating_add(series), part)
+    (traced.saturating_add(series).saturating_add(messages), part)
 }
 
 #[cfg(test)]

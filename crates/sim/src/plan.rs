@@ -404,6 +404,18 @@ impl Plan {
         }
         let (field, every) = match part {
             "trace_interval" => ("trace_interval_ns", self.trace_interval_ns),
+            "streams" => {
+                return Err(PlanError::field(
+                    "app.streams",
+                    format!(
+                        "the media streams' messages would take {:.1} MiB, above the {} MiB \
+                         budget in {} s; raise the streams' interval or shorten duration",
+                        bytes as f64 / (1u64 << 20) as f64,
+                        crate::columns::BUDGET_BYTES >> 20,
+                        self.duration_ns as f64 / 1e9,
+                    ),
+                ))
+            }
             _ => ("interval_ns", self.interval_ns),
         };
         Err(PlanError::field(

@@ -160,3 +160,21 @@ fn a_min_rto_above_the_largest_rto_is_refused_and_one_at_it_runs() {
     plan["hosts"][0]["tcp"]["min_rto_ns"] = json!(tcplab_sim::plan::MAX_MIN_RTO_NS);
     assert!(tcplab_sim::run_json(&plan.to_string()).is_ok());
 }
+
+#[test]
+fn media_streams_whose_messages_exceed_the_budget_are_refused() {
+    // Issue #15: a media stream with interval = 1 ns grew its message log until the
+    // allocator gave up (SIGABRT).
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/plan_json");
+    let text = std::fs::read_to_string(corpus.join("geo-videoconference.json")).expect("a plan");
+    let mut plan: Value = serde_json::from_str(&text).expect("JSON");
+    plan["app"]["streams"][0]["interval_ns"] = json!(1);
+    let err = tcplab_sim::run_json(&plan.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("app.streams: the media streams' messages would take "),
+        "{err}"
+    );
+    assert!(err.contains("raise the streams' interval"), "{err}");
+}
