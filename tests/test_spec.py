@@ -232,3 +232,32 @@ def test_iperf3_runs_on_the_emu_backend_only() -> None:
     with pytest.raises(SpecError, match='app.tool: "iperf3" runs only on the emu backend'):
         validate(iperf3)
     assert validate({**iperf3, "backend": "emu"}).app.tool == "iperf3"
+
+
+# Issue #15: each of these reached a traceback or a Rust panic instead of a clean error.
+@pytest.mark.parametrize(
+    ("tcp", "expected"),
+    [
+        ({"profile": [1, 2]}, "hosts.0.tcp.profile: [1, 2] is not accepted; accepted values: "),
+        ({"profile": {"a": 1}}, "hosts.0.tcp.profile: {'a': 1} is not accepted"),
+        ({"min_rto": "61s"}, "hosts.0.tcp.min_rto: 61s is above the largest RTO; accepted: 1ns"),
+    ],
+)
+def test_hostile_tcp_values_are_refused_naming_the_field(tcp: dict, expected: str) -> None:
+    data = {"hosts": [{"name": "a", "tcp": tcp}, {"name": "b"}], "links": [LINK]}
+    with pytest.raises(SpecError) as info:
+        validate(data)
+    assert expected in str(info.value)
+
+
+def test_min_rto_at_the_largest_rto_is_accepted() -> None:
+    data = {"hosts": [{"name": "a", "tcp": {"min_rto": "60s"}}, {"name": "b"}], "links": [LINK]}
+    assert validate(data).hosts[0].tcp.min_rto == 60 * 10**9
+
+
+def test_repetitions_and_ebno_are_bounded() -> None:
+    with pytest.raises(SpecError, match="repetitions: Input should be less than or equal to 10000"):
+        validate({"links": [LINK], "repetitions": 10**30})
+    link = {**LINK, "ber_curve": "qpsk", "ebno_db": 1e308}
+    with pytest.raises(SpecError, match=r"links\.0\.ebno_db: ebno_db must be within -100\.\.100"):
+        validate({"links": [link]})

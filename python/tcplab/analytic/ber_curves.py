@@ -203,6 +203,9 @@ _CURVE_FUNCTIONS = {
 }
 
 
+MAX_EBNO_DB = 100
+
+
 def ber_from_ebno(curve: str, ebno_db: float) -> float:
     """Bit error rate of the named curve at ``ebno_db`` (dB).
 
@@ -217,4 +220,8 @@ def ber_from_ebno(curve: str, ebno_db: float) -> float:
         raise ValueError(f"ebno_db must be a number of dB; got {ebno_db!r}")
     if not math.isfinite(ebno_db):
         raise ValueError(f"ebno_db must be finite; got {ebno_db}")
+    if abs(ebno_db) > MAX_EBNO_DB:
+        # 10^(Eb/N0 / 10) overflows a float past about 3080 dB; every curve is 0 (or 1/2)
+        # long before 100 dB.
+        raise ValueError(f"ebno_db must be within -{MAX_EBNO_DB}..{MAX_EBNO_DB} dB; got {ebno_db}")
     return fn(float(ebno_db))

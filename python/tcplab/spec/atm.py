@@ -140,8 +140,6 @@ class Switch(StrictModel):
         return self.buffer_cells * 4 // 5 if self.epd_threshold is None else self.epd_threshold
 
 
-
-
 class Abr(StrictModel):
     """ABR source parameters (ATM Forum TM 4.0 section 5.10.2) of every VC over ATM links.
 

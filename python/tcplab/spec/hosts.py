@@ -12,8 +12,13 @@ from pydantic import (
 )
 
 from tcplab import profiles
-from tcplab.spec import cpu_profiles
+from tcplab.spec import cpu_profiles, units
 from tcplab.spec.fields import Duration, Name, PositiveDuration, Size, StrictModel
+
+# The RTO stays within [min_rto, 60 s] (RFC 6298 §2.5's upper bound, as Linux's
+# TCP_RTO_MAX would be at 60 s); the simulator checks the same bound
+# (crates/sim/src/plan.rs MAX_MIN_RTO_NS).
+MAX_MIN_RTO_NS = 60 * units.DURATION_UNITS["s"]
 
 
 class Tcp(StrictModel):
@@ -68,10 +73,24 @@ class Tcp(StrictModel):
         "hosts' settings, as YATS and ns-2's one-way TCP agents do (simulator only)",
     )
 
+    @field_validator("min_rto")
+    @classmethod
+    def _min_rto_below_the_largest_rto(cls, min_rto: int) -> int:
+        if min_rto > MAX_MIN_RTO_NS:
+            raise ValueError(
+                f"{units.format_duration(min_rto)} is above the largest RTO; accepted: "
+                f"1ns to {units.format_duration(MAX_MIN_RTO_NS)}"
+            )
+        return min_rto
+
     @model_validator(mode="before")
     @classmethod
     def _apply_profile(cls, data: Any) -> Any:
-        return profiles.apply(data) if isinstance(data, dict) else data
+        # A profile that is not a name (`profile = [1, 2]`) is left to the field's own
+        # check, which lists the names.
+        if isinstance(data, dict) and isinstance(data.get("profile", ""), str):
+            return profiles.apply(data)
+        return data
 
 
 class Cpu(StrictModel):

@@ -30,6 +30,10 @@ def _default_hosts() -> list[Host]:
     return [Host(name="client"), Host(name="server")]
 
 
+# Most repetitions of one scenario: each is a whole run, and their results are all kept.
+MAX_REPETITIONS = 10_000
+
+
 class Spec(StrictModel):
     """A whole scenario: who talks, over which path, for how long."""
 
@@ -37,7 +41,7 @@ class Spec(StrictModel):
     backend: Literal["sim", "model", "emu"] = "sim"
     duration: PositiveDuration = Field("60s", validate_default=True)
     seed: int = Field(1, ge=0, le=2**63 - 1)
-    repetitions: int = Field(1, ge=1)
+    repetitions: int = Field(1, ge=1, le=MAX_REPETITIONS)
     interval: PositiveDuration = Field(
         "1s", validate_default=True, description="period of the per-interval series"
     )
