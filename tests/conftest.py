@@ -5,6 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+from snapshots import JsonSnapshot
+from syrupy.assertion import SnapshotAssertion
+
 # A valid plan (docs/internals/plan-and-result.md): the GEO path of Kim & Song (2000), a
 # 2.048 Mb/s link with 275 ms one way, PPP framing, 32 KiB buffers, no window scaling.
 _TCP: dict[str, Any] = {
@@ -80,3 +84,9 @@ def _set(node: Any, parts: list[str], value: Any, path: str) -> None:
         if last not in node:
             raise KeyError(f"make_plan: {path!r} is not a plan field")
         node[last] = copy.deepcopy(value)
+
+
+@pytest.fixture
+def json_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """syrupy's snapshot, stored as one JSON file per test (tests/snapshots.py)."""
+    return snapshot.use_extension(JsonSnapshot)

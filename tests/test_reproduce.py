@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from browser import assert_renders
+from snapshots import reproduction_tables
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tcplab import papers
@@ -226,3 +228,10 @@ def test_table3_shows_the_curve_tcplab_applies() -> None:
     row = table[table["Eb/No (dB)"] == "6.0"].iloc[0]
     assert row["paper BER"] == row["tcplab BER (koreasat-2000)"] == "1.2e-05"
     assert row["paper CLR"] == "2.7e-04"
+
+
+@pytest.mark.parametrize("name", ["seed000", "seed003", "seed004"])
+def test_quick_tables_are_pinned(
+    name: str, quick: dict[str, Path], json_snapshot: SnapshotAssertion
+) -> None:
+    assert reproduction_tables(quick[name]) == json_snapshot

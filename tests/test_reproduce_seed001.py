@@ -4,11 +4,16 @@ the switch table it names, and Table 2's layout holds the paper's numbers beside
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from snapshots import reproduction_tables
+from syrupy.assertion import SnapshotAssertion
+from typer.testing import CliRunner
 
 import tcplab
 from tcplab.api import prepare
+from tcplab.cli import app
 from tcplab.experiments.sweeps import expand, sweep
 from tcplab.papers import seed001
 from tcplab.papers.pack import Results
@@ -136,3 +141,12 @@ def test_frr_lifts_epd_in_the_lan_and_erica_ignores_it(table3: Results) -> None:
     for km in (lan, wan):
         base, frr = (seed001.table3_point(table3, s, km, "ERICA")[0] for s in ("base", "frr"))
         assert base == frr
+
+
+def test_quick_tables_are_pinned(
+    tmp_path: Path, json_snapshot: SnapshotAssertion
+) -> None:
+    directory = tmp_path / "out"
+    result = CliRunner().invoke(app, ["reproduce", "seed001", "--quick", "--out", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert reproduction_tables(directory) == json_snapshot

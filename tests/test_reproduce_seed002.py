@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from browser import assert_renders
+from snapshots import reproduction_tables
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 import tcplab
@@ -133,3 +135,7 @@ def test_classical_ips_stall_with_the_larger_server_buffer_is_nagle_and_the_dela
     stalled = transfer_s()
     assert transfer_s(nagle=False) < 0.85 * stalled
     assert transfer_s(delayed_ack=False) < 0.7 * stalled
+
+
+def test_quick_tables_are_pinned(quick: Path, json_snapshot: SnapshotAssertion) -> None:
+    assert reproduction_tables(quick) == json_snapshot
