@@ -176,3 +176,71 @@ def test_same_file_and_seed_print_identical_json_on_a_lossy_path(tmp_path: Path)
     assert runs[0] == runs[1]
     assert json.loads(runs[0])["summary"]["retransmits"] > 0
     assert runs[0] != runs[2]
+
+
+def _main(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """`tcplab ARGS` through the console-script entry point; its exit code."""
+    from tcplab.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["tcplab", *args])
+    with pytest.raises(SystemExit) as info:
+        main()
+    return int(info.value.code)
+
+
+def test_with_json_errors_are_json_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = scenario(tmp_path, 'duration = "soon"\n[[links]]\nrate = "1Mbps"\ndelay = "1ms"\n')
+    assert _main(monkeypatch, "run", str(bad), "--json", "--no-save") == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["kind"] == "spec"
+    assert error["exit_code"] == 2
+    assert error["problems"][0].startswith("duration: ")
+    assert _main(monkeypatch, "run", str(bad), "--json", "--bogus") == 2
+    assert json.loads(capsys.readouterr().out)["error"]["kind"] == "usage"
+    refused = scenario(
+        tmp_path,
+        'backend = "model"\n[[hosts]]\nname = "a"\ncpu = "pentium-133"\n[[hosts]]\nname = "b"\n'
+        '[[links]]\nrate = "1Mbps"\ndelay = "1ms"\n',
+        "refused.toml",
+    )
+    assert _main(monkeypatch, "run", str(refused), "--json", "--no-save") == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["kind"], error["field"]) == ("backend", "hosts.0.cpu")
+
+
+def test_a_fault_of_tcplab_exits_1_asking_for_a_report_with_the_scenario_saved(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue #15: a backend bug raising ValueError was reported as the scenario's fault.
+    from tcplab.backends import model
+
+    def broken(plan: dict) -> dict:
+        raise ValueError("math domain error")
+
+    monkeypatch.setattr(model, "run", broken)
+    example = str(EXAMPLES / "geo-netperf.toml")
+    assert _main(monkeypatch, "run", example, "--backend", "model", "--no-save") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: internal error in tcplab, not in what you asked (please")
+    assert err.rstrip().endswith("ValueError: math domain error")
+    assert _main(monkeypatch, "run", example, "--backend", "model", "--json", "--no-save") == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["kind"] == "internal" and error["exit_code"] == 1
+    saved = Path(error["report"])
+    assert "math domain error" in (saved / "traceback.txt").read_text()
+    assert (saved / "geo-netperf.toml").read_text() == Path(example).read_text()
+    assert "--backend model" in (saved / "command.txt").read_text()
+
+
+def test_a_long_series_prints_its_first_intervals_with_a_note(tmp_path: Path) -> None:
+    # Issue #15: interval = "1us" gave 2,000,000 rows the terminal was still printing a
+    # minute later.
+    text = 'duration = "2s"\ninterval = "1ms"\n[[links]]\nrate = "1Mbps"\ndelay = "10ms"\n'
+    result = runner.invoke(app, ["run", str(scenario(tmp_path, text)), "--no-save"])
+    assert result.exit_code == 0, result.stderr
+    assert "the first 125 of 2,000 intervals; all of them in result.json or --json" in (
+        result.stdout
+    )
+    assert "0.126" not in result.stdout

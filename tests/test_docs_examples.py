@@ -66,6 +66,8 @@ NOT_RUN: dict[str, str] = {
     "scenario errors are covered by tests/test_cli.py",
     "tcplab run bad.toml": "bad.toml is an illustration whose content the doc does not give; "
     "scenario errors are covered by tests/test_cli.py",
+    "tcplab run bad.toml --json --no-save": "bad.toml is an illustration; JSON errors are "
+    "covered by tests/test_cli.py::test_with_json_errors_are_json_too",
     "sudo tcplab compare examples/long-fat-pipe.toml --backends sim,emu": _EMU,
     "sudo tcplab compare examples/satellite-pep.toml": _EMU,
     "sudo tcplab compare examples/geo-netperf.toml --backends sim,emu --json > both.json": _EMU,

@@ -14,7 +14,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from tcplab.cli.common import USER_ERROR, console, print_table
+from tcplab.cli.common import console, fail, print_table
 from tcplab.errors import TcplabError
 from tcplab.report import display
 
@@ -102,8 +102,7 @@ def calibrate_command(
 
             write_report(result, html)
     except (TcplabError, OSError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     if json_output:
         data = {**result.to_dict(), "bounds_exceeded": exceeded}
         sys.stdout.write(json.dumps(data, allow_nan=False) + "\n")

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from tcplab.cli.common import (
-    USER_ERROR,
     console,
+    fail,
 )
 from tcplab.errors import TcplabError
 from tcplab.report import (
@@ -33,6 +33,5 @@ def report_command(
     try:
         path = write_directory_report(directory, out)
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     console.print(f"wrote {path}")

@@ -11,8 +11,8 @@ from tcplab import papers
 from tcplab.cli.common import (
     INTERRUPTED,
     RUNS_FAILED,
-    USER_ERROR,
     console,
+    fail,
     print_json,
     print_table,
 )
@@ -67,14 +67,11 @@ def reproduce_command(
         reproduction = papers.reproduce(pack, directory, quick=quick, jobs=jobs, force=force)
         report = write_reproduction_report(reproduction, directory / REPORT_FILE)
     except RunsFailed as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(RUNS_FAILED) from None
+        raise fail(error, RUNS_FAILED) from None
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     except OSError as error:
-        typer.echo(f"error: cannot write {directory}: {error.strerror or error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(f"cannot write {directory}: {error.strerror or error}") from None
     except KeyboardInterrupt:
         typer.echo(
             f"interrupted: the runs finished so far are stored in {directory}; run the same"

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from tcplab.cli.common import (
-    USER_ERROR,
+    fail,
     print_json,
     print_table,
 )
@@ -26,6 +26,7 @@ from tcplab.experiments.store import MANIFEST_FILE, Store
 results_app = typer.Typer(
     rich_markup_mode=None, no_args_is_help=True, help="List and query results directories."
 )
+
 
 @results_app.command("list")
 def results_list_command(
@@ -51,8 +52,8 @@ def results_list_command(
         else:
             print_table(stores_table(found))
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
+
 
 @results_app.command("query")
 def results_query_command(
@@ -76,8 +77,7 @@ def results_query_command(
             )
         columns, rows = Store(directory).records(sql)
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     if json_output:
         print_json([dict(zip(columns, row, strict=True)) for row in rows])
     else:

@@ -15,8 +15,8 @@ from rich.table import Table
 
 from tcplab import api
 from tcplab.cli.common import (
-    USER_ERROR,
     console,
+    fail,
 )
 from tcplab.cli.sweep import sweep_file
 from tcplab.errors import TcplabError
@@ -33,6 +33,7 @@ from tcplab.spec import Spec, canonical_dict, validate_spec
 _SERIES_ROWS = 25
 
 _SERIES_GROUPS = 5
+
 
 def run_command(
     file: Annotated[Path, typer.Argument(help="scenario file (TOML)", show_default=False)],
@@ -68,8 +69,7 @@ def run_command(
                 raise TcplabError("--pcap saves captures beside result.json of a single run")
             spec = _with_captures(spec, pcap)
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     if spec.sweep is not None:
         sweep_file(file, out=out, json_output=json_output, backend=backend, seed=seed)
         return
@@ -78,8 +78,7 @@ def run_command(
         bounds = None if json_output else _model_summary(spec)
         saved = None if no_save else _save(result, out or Path("results") / spec.name)
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     if json_output:
         sys.stdout.write(result.to_json() + "\n")
         return
@@ -89,6 +88,7 @@ def run_command(
         for name in result.captures:
             console.print(f"saved {saved.parent / name}.pcap")
 
+
 def _save(result: RunResult, directory: Path) -> Path:
     try:
         path = result.save(directory)
@@ -97,12 +97,14 @@ def _save(result: RunResult, directory: Path) -> Path:
         raise TcplabError(f"cannot save into {directory}: {error.strerror or error}") from None
     return path
 
+
 def _with_captures(spec: Spec, paths: list[str]) -> Spec:
     """`spec` with `paths` added to its [trace] pcap list, validated like the file's own."""
     data = canonical_dict(spec)
     trace = data.get("trace", {})
     data["trace"] = {**trace, "pcap": [*trace.get("pcap", []), *paths]}
     return validate_spec(data)
+
 
 def _model_summary(spec: Spec) -> Mapping[str, Any] | str | None:
     """The model backend's summary for the same scenario, to print beside a measurement.
@@ -119,6 +121,7 @@ def _model_summary(spec: Spec) -> Mapping[str, Any] | str | None:
         ).summary
     except TcplabError as error:
         return str(error)
+
 
 def _print_result(result: RunResult, model: Mapping[str, Any] | str | None) -> None:
     meta = result.meta
@@ -149,17 +152,26 @@ def _print_result(result: RunResult, model: Mapping[str, Any] | str | None) -> N
         console.print(media)
     console.print(_series_table(result))
 
+
 def _series_table(result: RunResult) -> Table:
     frame = result.to_pandas()
     if "repetition" in frame:
         frame = frame.groupby("t_s", as_index=False)["goodput_bps"].mean()
     rows = list(zip(frame["t_s"], frame["goodput_bps"], strict=True))
+    total = len(rows)
+    # A long series would take the terminal minutes to print: its first intervals only.
+    rows = rows[: _SERIES_ROWS * _SERIES_GROUPS]
     groups = min(_SERIES_GROUPS, max(1, math.ceil(len(rows) / _SERIES_ROWS)))
     height = math.ceil(len(rows) / groups) if rows else 0
     # One unit for the whole table keeps each column narrow enough for five side by side.
     factor, unit = display.rate_unit(max((goodput for _, goodput in rows), default=0.0))
     title = "goodput per interval"
-    table = Table(title=title, box=box.SIMPLE, min_width=len(title) + 4)
+    caption = (
+        f"the first {len(rows)} of {total:,} intervals; all of them in result.json or --json"
+        if total > len(rows)
+        else None
+    )
+    table = Table(title=title, caption=caption, box=box.SIMPLE, min_width=len(title) + 4)
     for _ in range(groups):
         table.add_column("t (s)", justify="right")
         table.add_column(unit, justify="right")

@@ -10,8 +10,8 @@ import typer
 from tcplab.cli.common import (
     INTERRUPTED,
     RUNS_FAILED,
-    USER_ERROR,
     console,
+    fail,
     print_json,
     print_table,
 )
@@ -65,6 +65,7 @@ def sweep_command(
         force=force,
     )
 
+
 def sweep_file(
     file: Path,
     *,
@@ -80,8 +81,7 @@ def sweep_file(
     try:
         plan = sweeps.plan_sweep(file, out=out, force=force, backend=backend, seed=seed)
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     store = plan.store
     total = len(plan.runs)
     show_progress = not json_output and console.is_terminal
@@ -89,8 +89,7 @@ def sweep_file(
         with SweepProgress(console, total, total - len(plan.pending), show_progress) as progress:
             sweeps.run_sweep(plan, executor, jobs, scheduler, on_run=progress)
     except TcplabError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(USER_ERROR) from None
+        raise fail(error) from None
     except KeyboardInterrupt:
         stored = len(store.run_ids() & {run.run_id for run in plan.runs})
         typer.echo(
@@ -121,6 +120,7 @@ def sweep_file(
             err=True,
         )
         raise typer.Exit(RUNS_FAILED)
+
 
 def store_title(store: Store) -> str:
     manifest = store.manifest()
