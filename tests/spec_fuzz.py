@@ -391,8 +391,9 @@ def _without_nulls(node: Any) -> Any:
     return node
 
 
-def fuzz(count: int, seed: int = 15) -> dict[str, Any]:
-    """Generate and check `count` specs; the tally and every failure."""
+def fuzz(count: int, seed: int = 15, log: Path | None = None) -> dict[str, Any]:
+    """Generate and check `count` specs; the tally and every failure (each also appended
+    to `log` as one JSON line as it happens, with the tally every 250 specs)."""
     # Import what the children use once, here: each fork then starts at once.
     import tcplab.backends.model
     import tcplab.backends.sim
@@ -407,12 +408,14 @@ def fuzz(count: int, seed: int = 15) -> dict[str, Any]:
             tally["specs"] += 1
             if tally["specs"] % 250 == 0:
                 print(f"{tally['specs']} specs, {len(failures)} failures", file=sys.stderr)
+                _append(log, {"tally": dict(tally)})
             for outcome in check(spec, Path(scratch)):
                 tally[f"{outcome.path}.{outcome.kind}"] += 1
                 slowest = max(slowest, outcome.seconds)
                 largest = max(largest, outcome.max_rss_bytes)
                 if outcome.failed:
                     failures.append({"spec": spec, **asdict(outcome)})
+                    _append(log, failures[-1])
     return {
         "tally": dict(sorted(tally.items())),
         "slowest_s": round(slowest, 2),
@@ -421,13 +424,20 @@ def fuzz(count: int, seed: int = 15) -> dict[str, Any]:
     }
 
 
+def _append(log: Path | None, record: dict[str, Any]) -> None:
+    if log is not None:
+        with log.open("a") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--out", type=Path, help="write the report (JSON) here too")
+    parser.add_argument("--log", type=Path, help="append each failure here as it happens")
     args = parser.parse_args()
-    report = fuzz(args.count, args.seed)
+    report = fuzz(args.count, args.seed, args.log)
     text = json.dumps(report, indent=1, default=str)
     if args.out:
         args.out.write_text(text)
