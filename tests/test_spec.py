@@ -241,6 +241,9 @@ def test_iperf3_runs_on_the_emu_backend_only() -> None:
         ({"profile": [1, 2]}, "hosts.0.tcp.profile: [1, 2] is not accepted; accepted values: "),
         ({"profile": {"a": 1}}, "hosts.0.tcp.profile: {'a': 1} is not accepted"),
         ({"min_rto": "61s"}, "hosts.0.tcp.min_rto: 61s is above the largest RTO; accepted: 1ns"),
+        # A bulk writer filling a buffer of 2^63 - 1 bytes never returned.
+        ({"sndbuf": 2**63 - 1}, "hosts.0.tcp.sndbuf: 9223372036854775807B is not accepted; "),
+        ({"rcvbuf": "2GiB"}, "hosts.0.tcp.rcvbuf: 2GiB is not accepted; accepted: 1B to 1GiB"),
     ],
 )
 def test_hostile_tcp_values_are_refused_naming_the_field(tcp: dict, expected: str) -> None:

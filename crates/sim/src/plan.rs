@@ -260,6 +260,10 @@ pub enum CaptureDirection {
 /// The largest `min_rto_ns`: the RTO's ceiling, tcp/rto.rs's MAX_RTO_NS (60 s).
 pub const MAX_MIN_RTO_NS: u64 = 60 * crate::engine::NS_PER_S;
 
+/// The largest socket buffer (Linux caps SO_SNDBUF/SO_RCVBUF at INT_MAX / 2, socket(7)); a
+/// bulk writer filling a larger one would not return.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+
 /// tcpdump's largest snapshot length (MAXIMUM_SNAPLEN); Wireshark reads no larger records.
 pub const MAX_SNAPLEN: u32 = 262_144;
 
@@ -461,8 +465,14 @@ impl TcpPlan {
                 ),
             ));
         }
-        positive(&format!("{at}.sndbuf"), self.sndbuf)?;
-        positive(&format!("{at}.rcvbuf"), self.rcvbuf)?;
+        for (name, size) in [("sndbuf", self.sndbuf), ("rcvbuf", self.rcvbuf)] {
+            if !(1..=MAX_BUFFER_BYTES).contains(&size) {
+                return Err(PlanError::field(
+                    format!("{at}.{name}"),
+                    format!("{size} bytes; accepted: 1..={MAX_BUFFER_BYTES}"),
+                ));
+            }
+        }
         positive(
             &format!("{at}.initial_window"),
             u64::from(self.initial_window),

@@ -178,3 +178,19 @@ fn media_streams_whose_messages_exceed_the_budget_are_refused() {
     );
     assert!(err.contains("raise the streams' interval"), "{err}");
 }
+
+#[test]
+fn a_socket_buffer_past_a_gibibyte_is_refused() {
+    // Issue #15's fuzzing: sndbuf = 2^63 - 1 kept a bulk writer filling it forever.
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/plan_json");
+    let text = std::fs::read_to_string(corpus.join("geo-netperf.json")).expect("a corpus plan");
+    let mut plan: Value = serde_json::from_str(&text).expect("JSON");
+    plan["hosts"][0]["tcp"]["sndbuf"] = json!(i64::MAX);
+    let err = tcplab_sim::run_json(&plan.to_string())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "hosts.0.tcp.sndbuf: 9223372036854775807 bytes; accepted: 1..=1073741824"
+    );
+}

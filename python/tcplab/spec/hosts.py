@@ -19,6 +19,10 @@ from tcplab.spec.fields import Duration, Name, PositiveDuration, Size, StrictMod
 # TCP_RTO_MAX would be at 60 s); the simulator checks the same bound
 # (crates/sim/src/plan.rs MAX_MIN_RTO_NS).
 MAX_MIN_RTO_NS = 60 * units.DURATION_UNITS["s"]
+# The largest socket buffer: Linux caps SO_SNDBUF/SO_RCVBUF at INT_MAX / 2 (socket(7));
+# the simulator refuses more too (crates/sim/src/plan.rs MAX_BUFFER_BYTES), where a bulk
+# writer filling a larger one never returned.
+MAX_BUFFER_BYTES = 1 << 30
 
 
 class Tcp(StrictModel):
@@ -72,6 +76,16 @@ class Tcp(StrictModel):
         "connection this host opens already established, its options agreed from both "
         "hosts' settings, as YATS and ns-2's one-way TCP agents do (simulator only)",
     )
+
+    @field_validator("sndbuf", "rcvbuf")
+    @classmethod
+    def _buffer_within_bounds(cls, size: int) -> int:
+        if not 1 <= size <= MAX_BUFFER_BYTES:
+            raise ValueError(
+                f"{units.format_size(size)} is not accepted; accepted: 1B to"
+                f" {units.format_size(MAX_BUFFER_BYTES)}"
+            )
+        return size
 
     @field_validator("min_rto")
     @classmethod
