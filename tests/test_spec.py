@@ -264,3 +264,13 @@ def test_repetitions_and_ebno_are_bounded() -> None:
     link = {**LINK, "ber_curve": "qpsk", "ebno_db": 1e308}
     with pytest.raises(SpecError, match=r"links\.0\.ebno_db: ebno_db must be within -100\.\.100"):
         validate({"links": [link]})
+
+
+def test_a_stream_rate_too_low_for_an_integer_clock_is_refused() -> None:
+    # Issue #15's fuzzing: rate = 1e-300 overflowed computing its interval (OverflowError).
+    app = {
+        "kind": "media",
+        "streams": [{"name": "v", "transport": "tcp", "rate": 1e-300, "message_size": 100}],
+    }
+    with pytest.raises(SpecError, match=r"app\.streams\.0\.rate: 1e-300 per second is below one"):
+        validate({"links": [LINK], "app": app})

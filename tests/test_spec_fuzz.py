@@ -1,6 +1,6 @@
 """Fuzzed scenarios (issue #15): specs drawn from the JSON Schema and mutations of the
 examples, each through `tcplab.run` and `tcplab run FILE --no-save` in a forked child
-limited to 20 s and 1 GiB: every outcome is a result or a clean error. CI runs 40; the
+limited to 20 s and 1 GiB resident: every outcome is a result or a clean error. CI runs 40; the
 full run is `python tests/spec_fuzz.py --count 10000` (tests/spec_fuzz.py)."""
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ from tcplab.spec.fields import (
     StrictModel,
 )
 
+# The slowest stream a `rate` may give: one message a year (per second).
+MIN_RATE = 1 / (365 * 24 * 3600)
 
 class Stream(StrictModel):
     """One media stream: a message every `interval` (or `rate` per second) of `message_size`
@@ -63,6 +65,9 @@ class Stream(StrictModel):
             return rate  # interval was invalid and is reported on its own
         if (info.data["interval"] is None) == (rate is None):
             raise ValueError("give either interval or rate (messages per second), not both")
+        if rate is not None and not MIN_RATE <= rate:
+            # Below it the interval (1e9 / rate ns) leaves the range of an integer clock.
+            raise ValueError(f"{rate} per second is below one message a year ({MIN_RATE:.2g})")
         if rate is not None and round(1e9 / rate) < 1:
             raise ValueError(f"{rate} per second is more than one message per nanosecond")
         return rate
