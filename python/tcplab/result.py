@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from tcplab.analytic import media
+from tcplab.columns import Columns
 from tcplab.errors import BackendError
 from tcplab.experiments.stats import mean_std_ci95
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tcplab.spec import App
 
 RESULT_PARTS = ("summary", "flows", "hosts", "links", "media", "series", "trace", "messages")
@@ -25,6 +26,8 @@ RESULT_PARTS = ("summary", "flows", "hosts", "links", "media", "series", "trace"
 # (docs/models/atm.md), ABR VCs' allowed cell rates (docs/models/abr.md) and the
 # connections of flows a PEP splits (docs/models/pep.md).
 OPTIONAL_PARTS = ("atm_ports", "atm_queue", "abr_acr", "segments")
+# The long parts: Columns (tcplab.columns), which hold the simulator's buffers as they came.
+COLUMN_PARTS = ("series", "trace", "atm_queue", "abr_acr")
 RESULT_FILE = "result.json"
 
 
@@ -40,6 +43,9 @@ class RunResult:
     `segments` has a row per TCP connection of each flow a PEP splits (docs/models/pep.md);
     it is empty without PEPs, and then left out of the JSON.
 
+    `series`, `trace`, `atm_queue` and `abr_acr` are `tcplab.columns.Columns`: mappings from
+    column name to a list, built on access, with `to_arrow()` and `to_pandas()` for long ones.
+
     `captures` maps each packet capture's name to its pcap file's bytes ("links.0"; with
     repetitions, "links.0.rep0", "links.0.rep1", ...). They are not part of the JSON;
     `save` writes them beside result.json as `<name>.pcap`.
@@ -51,13 +57,13 @@ class RunResult:
     links: list[dict[str, Any]]
     # Media streams: statistics and verdicts per stream, and every message (tcplab.analytic.media).
     media: list[dict[str, Any]]
-    series: dict[str, list[Any]]
-    trace: dict[str, list[Any]]
+    series: Columns
+    trace: Columns
     messages: dict[str, list[Any]]
     meta: dict[str, Any]
     atm_ports: list[dict[str, Any]] = field(default_factory=list)
-    atm_queue: dict[str, list[Any]] = field(default_factory=dict)
-    abr_acr: dict[str, list[Any]] = field(default_factory=dict)
+    atm_queue: Columns = field(default_factory=Columns)
+    abr_acr: Columns = field(default_factory=Columns)
     runs: list[RunResult] = field(default_factory=list)
     segments: list[dict[str, Any]] = field(default_factory=list)
     captures: dict[str, bytes] = field(default_factory=dict, repr=False)
@@ -76,9 +82,15 @@ class RunResult:
             raise BackendError(
                 f"backend {meta.get('backend')!r} returned a result without {', '.join(missing)}"
             )
-        return cls(
+        parts = {
             **{part: raw[part] for part in RESULT_PARTS},
             **{part: raw[part] for part in OPTIONAL_PARTS if part in raw},
+        }
+        for part in COLUMN_PARTS:
+            if part in parts:
+                parts[part] = Columns.of(parts[part])
+        return cls(
+            **parts,
             meta=meta,
             captures=dict(raw.get("captures", {})),
         )
@@ -92,17 +104,17 @@ class RunResult:
             hosts=_stack_rows([run.hosts for run in runs]),
             links=_stack_rows([run.links for run in runs]),
             media=_stack_rows([run.media for run in runs]),
-            series=_stack_columns([run.series for run in runs]),
-            trace=_stack_columns([run.trace for run in runs]),
+            series=Columns.stack([run.series for run in runs]),
+            trace=Columns.stack([run.trace for run in runs]),
             messages=_stack_columns([run.messages for run in runs]),
             meta=meta,
             atm_ports=_stack_rows([run.atm_ports for run in runs]),
-            atm_queue=_stack_columns([run.atm_queue for run in runs])
+            atm_queue=Columns.stack([run.atm_queue for run in runs])
             if any(run.atm_queue for run in runs)
-            else {},
-            abr_acr=_stack_columns([run.abr_acr for run in runs])
+            else Columns(),
+            abr_acr=Columns.stack([run.abr_acr for run in runs])
             if any(run.abr_acr for run in runs)
-            else {},
+            else Columns(),
             runs=list(runs),
             segments=_stack_rows([run.segments for run in runs]),
             captures={
@@ -117,6 +129,9 @@ class RunResult:
         since their rows and series are already in this result's own."""
         data: dict[str, Any] = {part: getattr(self, part) for part in RESULT_PARTS}
         data.update({part: getattr(self, part) for part in OPTIONAL_PARTS if getattr(self, part)})
+        for part in COLUMN_PARTS:
+            if part in data:
+                data[part] = data[part].to_dict()
         data["meta"] = self.meta
         if self.runs:
             data["runs"] = [{"meta": run.meta, "summary": run.summary} for run in self.runs]
@@ -142,7 +157,7 @@ class RunResult:
         An interval's length is the gap to the previous stamp (0 for the first), so the last,
         partial interval gets its true length.
         """
-        frame = pd.DataFrame(self.series)
+        frame = self.series.to_pandas()
         times = frame["t_s"]
         previous = (
             times.groupby(frame["repetition"]).shift(fill_value=0.0)
@@ -154,52 +169,59 @@ class RunResult:
 
     def trace_frame(self) -> pd.DataFrame:
         """Sender state (cwnd, ssthresh, srtt, flight, rwnd) sampled over time."""
-        return pd.DataFrame(self.trace)
+        return self.trace.to_pandas()
 
     def flows_frame(self) -> pd.DataFrame:
         """One row per flow."""
-        return pd.DataFrame(self.flows)
+        return _frame(self.flows)
 
     def segments_frame(self) -> pd.DataFrame:
         """One row per TCP connection of each flow a PEP splits; empty without PEPs."""
-        return pd.DataFrame(self.segments)
+        return _frame(self.segments)
 
     def hosts_frame(self) -> pd.DataFrame:
         """One row per host: CPU utilisation, goodput per unit of CPU, NIC ring drops."""
-        return pd.DataFrame(self.hosts)
+        return _frame(self.hosts)
 
     def links_frame(self) -> pd.DataFrame:
         """One row per link direction."""
-        return pd.DataFrame(self.links)
+        return _frame(self.links)
 
     def media_frame(self) -> pd.DataFrame:
         """One row per media stream: message counts, loss ratio, one-way delay (mean, p50,
         p95, p99, max), IPDV, inter-arrival mean and std, and each objective's limit and
         whether it was met."""
-        return pd.DataFrame(self.media)
+        return _frame(self.media)
 
     def verdicts_frame(self) -> pd.DataFrame:
         """One row per media stream and objective: measured value, limit, pass or fail."""
         rows = media.verdict_rows(self.media)
         columns = ["stream", "objective", "measured", "limit", "verdict"]
-        return pd.DataFrame(rows) if rows else pd.DataFrame(columns=columns)
+        return _frame(rows) if rows else _frame(columns=columns)
 
     def messages_frame(self) -> pd.DataFrame:
         """One row per media message: stream, seq, bytes, sent_s, received_s and delay_s
         (NaN for a message that did not arrive)."""
-        return pd.DataFrame(self.messages)
+        return _frame(self.messages)
 
     def atm_ports_frame(self) -> pd.DataFrame:
         """One row per ATM output port: cells sent, discarded (full, EPD, PPD), lost."""
-        return pd.DataFrame(self.atm_ports)
+        return _frame(self.atm_ports)
 
     def atm_queue_frame(self) -> pd.DataFrame:
         """Cells waiting at each ATM output port, every trace interval."""
-        return pd.DataFrame(self.atm_queue)
+        return self.atm_queue.to_pandas()
 
     def abr_acr_frame(self) -> pd.DataFrame:
         """Each ABR VC's allowed cell rate (cells/s), every trace interval."""
-        return pd.DataFrame(self.abr_acr)
+        return self.abr_acr.to_pandas()
+
+
+def _frame(data: Any = None, columns: list[str] | None = None) -> pd.DataFrame:
+    # pandas loads on the first frame asked for, not with every run.
+    import pandas as pd
+
+    return pd.DataFrame(data, columns=columns)
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

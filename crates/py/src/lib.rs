@@ -26,38 +26,13 @@ fn run(py: Python<'_>, plan_json: &str) -> PyResult<String> {
     }
 }
 
-/// Runs a plan (JSON text) that may ask for packet captures; returns the result (JSON
-/// text) and a dict from each capture's name (`links.0`, `links.0.forward`) to its pcap
-/// file's bytes. Errors as `run`.
-#[pyfunction]
-fn run_capturing<'py>(py: Python<'py>, plan_json: &str) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let outcome = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(|| {
-            tcplab_sim::run_json_capturing(plan_json)
-        }))
-    });
-    match outcome {
-        Ok(Ok((result, captures))) => {
-            let files = PyDict::new(py);
-            for capture in captures {
-                files.set_item(capture.name, PyBytes::new(py, &capture.pcap))?;
-            }
-            Ok((result, files))
-        }
-        Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
-        Err(panic) => Err(PyRuntimeError::new_err(format!(
-            "tcplab simulator fault (please report): {}",
-            panic_message(&*panic)
-        ))),
-    }
-}
-
 /// Runs a plan (JSON text) that may ask for packet captures. Returns the result's rows
 /// and scalars (JSON text), its long parts as a dict from each part's name (`series`,
 /// `trace`, `atm_queue`, `abr_acr`) to its columns, and a dict from each capture's name
 /// (`links.0`, `links.0.forward`) to its pcap file's bytes. A column is a tuple (name,
-/// type code of the `array` module: d, Q, I or B, bytes of its little-endian values,
-/// labels: None, or for B the names its values index). Errors as `run`.
+/// type code of the `array` module: d, Q, I or B, a tuple of bytes objects holding its
+/// little-endian values in order, labels: None, or for B the names its values index).
+/// Errors as `run`.
 #[pyfunction]
 fn run_columnar<'py>(py: Python<'py>, plan_json: &str) -> PyResult<Bound<'py, PyTuple>> {
     let outcome =
@@ -89,20 +64,31 @@ fn run_columnar<'py>(py: Python<'py>, plan_json: &str) -> PyResult<Bound<'py, Py
     }
 }
 
-/// A table's columns as Python tuples; each column's values are written straight into its
-/// bytes object and then freed, so a long trace is never held twice over.
+/// Values per bytes object of a column: 1 Mi values, 8 MiB of f64.
+const CHUNK_VALUES: usize = 1 << 20;
+
+/// A table's columns as Python tuples. Each column's values are written into bytes objects
+/// of at most [`CHUNK_VALUES`] values, from its end, and each chunk's memory is given back
+/// as soon as it is written, so a long trace is never held twice over: at most one chunk
+/// more than the trace itself.
 fn columns<'py>(py: Python<'py>, table: tcplab_sim::Table) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for column in table.columns {
-        let values = column.values;
-        let bytes = PyBytes::new_with(py, values.byte_len(), |out| {
-            values.write_le(out);
-            Ok(())
-        })?;
+        let mut values = column.values;
         let code = values.type_code().to_string();
         let labels = values.labels().map(|l| l.to_vec());
-        drop(values);
-        list.append((column.name, code, bytes, labels))?;
+        let mut chunks = Vec::new();
+        while !values.is_empty() {
+            let from = values.len().saturating_sub(CHUNK_VALUES);
+            let bytes = (values.len() - from) * values.width();
+            chunks.push(PyBytes::new_with(py, bytes, |out| {
+                values.write_le(from, out);
+                Ok(())
+            })?);
+            values.truncate(from);
+        }
+        chunks.reverse();
+        list.append((column.name, code, PyTuple::new(py, chunks)?, labels))?;
     }
     Ok(list)
 }
@@ -137,7 +123,6 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
-    m.add_function(wrap_pyfunction!(run_capturing, m)?)?;
     m.add_function(wrap_pyfunction!(run_columnar, m)?)?;
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     Ok(())

@@ -60,13 +60,17 @@ impl Values {
         }
     }
 
-    pub fn byte_len(&self) -> usize {
-        let width = match self {
+    /// Bytes of one value.
+    pub fn width(&self) -> usize {
+        match self {
             Values::F64(_) | Values::U64(_) => 8,
             Values::U32(_) => 4,
             Values::Labels { .. } => 1,
-        };
-        self.len() * width
+        }
+    }
+
+    pub fn byte_len(&self) -> usize {
+        self.len() * self.width()
     }
 
     /// The label names, for a labels column.
@@ -77,18 +81,33 @@ impl Values {
         }
     }
 
-    /// Writes the values little-endian into `out`, which is [`Values::byte_len`] long.
-    pub fn write_le(&self, out: &mut [u8]) {
+    /// Writes the values from `from` on little-endian into `out`, which holds exactly
+    /// them.
+    pub fn write_le(&self, from: usize, out: &mut [u8]) {
         fn put<const N: usize, T: Copy>(out: &mut [u8], values: &[T], le: impl Fn(T) -> [u8; N]) {
             for (chunk, &v) in out.chunks_exact_mut(N).zip(values) {
                 chunk.copy_from_slice(&le(v));
             }
         }
         match self {
-            Values::F64(v) => put(out, v, f64::to_le_bytes),
-            Values::U64(v) => put(out, v, u64::to_le_bytes),
-            Values::U32(v) => put(out, v, u32::to_le_bytes),
-            Values::Labels { codes, .. } => out.copy_from_slice(codes),
+            Values::F64(v) => put(out, &v[from..], f64::to_le_bytes),
+            Values::U64(v) => put(out, &v[from..], u64::to_le_bytes),
+            Values::U32(v) => put(out, &v[from..], u32::to_le_bytes),
+            Values::Labels { codes, .. } => out.copy_from_slice(&codes[from..]),
+        }
+    }
+
+    /// Keeps the first `len` values and gives the memory of the rest back.
+    pub fn truncate(&mut self, len: usize) {
+        fn cut<T>(v: &mut Vec<T>, len: usize) {
+            v.truncate(len);
+            v.shrink_to_fit();
+        }
+        match self {
+            Values::F64(v) => cut(v, len),
+            Values::U64(v) => cut(v, len),
+            Values::U32(v) => cut(v, len),
+            Values::Labels { codes, .. } => cut(codes, len),
         }
     }
 }
@@ -169,13 +188,18 @@ mod tests {
 
     #[test]
     fn values_are_written_little_endian() {
-        let v = Values::U32(vec![1, 0x0102_0304]);
+        let mut v = Values::U32(vec![1, 0x0102_0304]);
         let mut out = vec![0; v.byte_len()];
-        v.write_le(&mut out);
+        v.write_le(0, &mut out);
         assert_eq!(out, [1, 0, 0, 0, 4, 3, 2, 1]);
+        let mut tail = vec![0; 4];
+        v.write_le(1, &mut tail);
+        assert_eq!(tail, [4, 3, 2, 1]);
+        v.truncate(1);
+        assert_eq!(v, Values::U32(vec![1]));
         let f = Values::F64(vec![0.5]);
         let mut out = vec![0; 8];
-        f.write_le(&mut out);
+        f.write_le(0, &mut out);
         assert_eq!(f64::from_le_bytes(out.try_into().unwrap()), 0.5);
     }
 
@@ -185,7 +209,7 @@ mod tests {
         assert_eq!(v.type_code(), 'B');
         assert_eq!(v.labels(), Some(DIRECTIONS));
         let mut out = vec![0; v.byte_len()];
-        v.write_le(&mut out);
+        v.write_le(0, &mut out);
         assert_eq!(out, [1, 0, 1]);
     }
 }

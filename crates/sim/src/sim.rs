@@ -114,6 +114,15 @@ pub struct Simulation {
     taps: Taps,
 }
 
+/// The trace samples a run to the end takes: one per traced connection and trace interval.
+/// Reserved up front, the trace's columns never grow by doubling (which would hold up to
+/// twice the samples' memory) or copy themselves as they grow.
+fn traced_samples(plan: &Plan, flows: &[Flow]) -> usize {
+    let traced = flows.iter().filter(|f| f.segment == 0 && f.tcp().is_some());
+    let samples = (plan.duration_ns / plan.trace_interval_ns).max(1);
+    traced.count() * usize::try_from(samples).unwrap_or(usize::MAX)
+}
+
 /// A sender's segments are its SYN and data; a receiver's are its SYN-ACK and pure ACKs.
 fn from_sender(seg: &Segment) -> bool {
     (seg.syn && !seg.has_ack) || seg.len > 0
@@ -134,6 +143,7 @@ impl Simulation {
         let pending = flows.iter().filter(|f| f.bytes.is_some()).count();
         let ends: Vec<(usize, usize)> = flows.iter().map(|f| (f.hosts[0], f.hosts[1])).collect();
         let wlan = Wlan::new(&plan);
+        let traced = traced_samples(&plan, &flows);
         let carriers = (0..channels.len())
             .map(|ch| {
                 if wlan.carries(ch) {
@@ -166,7 +176,7 @@ impl Simulation {
             spare_acks: Vec::new(),
             stopped_at: None,
             series: IntervalSeries::new(plan.interval_ns),
-            trace: Trace::default(),
+            trace: Trace::with_capacity(traced),
             taps: Taps::new(plan.trace.as_ref(), plan.seed, &ends),
             plan,
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tcplab.columns import Columns
 from tcplab.errors import BackendError
 
 try:
@@ -17,14 +18,18 @@ except ImportError as error:
 
 
 def run(plan: dict[str, Any]) -> dict[str, Any]:
-    """Run `plan` in the simulator; the plan and the result cross the boundary as JSON.
+    """Run `plan` in the simulator. The plan goes in as JSON; the result's rows and scalars
+    come back as JSON and its long parts (series, trace, ATM queue, ABR rates) as column
+    buffers, kept as `tcplab.columns.Columns` without parsing.
 
     The packet captures the plan asks for come back under "captures", as a dict from each
     capture's name ("links.0") to the bytes of its pcap file.
     """
     try:
-        output, captures = _sim.run_capturing(json.dumps(plan))
+        output, tables, captures = _sim.run_columnar(json.dumps(plan))
     except ValueError as error:
-        # The core names the plan field it refuses; the spec should have caught it first.
+        # The core names the plan field it refuses (a series or trace too large for the
+        # result's memory budget is refused on its interval before the run starts).
         raise BackendError(f"the simulator refused the plan: {error}") from None
-    return {**json.loads(output), "captures": captures}
+    columns = {part: Columns.from_sim(table) for part, table in tables.items()}
+    return {**json.loads(output), **columns, "captures": captures}

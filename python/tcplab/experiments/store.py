@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tcplab.columns import Columns
 from tcplab.errors import TcplabError
 from tcplab.experiments.processes import is_alive
 from tcplab.experiments.stats import t975
@@ -368,9 +369,10 @@ def _rows_table(rows: list[dict[str, Any]]) -> pa.Table:
 
 
 def _columns_table(keys: Mapping[str, Any], columns: Mapping[str, list[Any]]) -> pa.Table:
-    length = len(next(iter(columns.values()), []))
-    data = {**{key: [value] * length for key, value in keys.items()}, **columns}
-    return _with_key_types(pa.table(data))
+    table = Columns.of(columns).to_arrow()
+    for index, (key, value) in enumerate(keys.items()):
+        table = table.add_column(index, key, pa.repeat(value, table.num_rows))
+    return _with_key_types(table)
 
 
 def _with_key_types(table: pa.Table) -> pa.Table:

@@ -97,6 +97,18 @@ fn saturating_u32(bytes: u64) -> u32 {
 }
 
 impl Trace {
+    pub fn with_capacity(samples: usize) -> Self {
+        Self {
+            flow: Vec::with_capacity(samples),
+            t_s: Vec::with_capacity(samples),
+            cwnd_bytes: Vec::with_capacity(samples),
+            ssthresh_bytes: Vec::with_capacity(samples),
+            srtt_s: Vec::with_capacity(samples),
+            flight_bytes: Vec::with_capacity(samples),
+            rwnd_bytes: Vec::with_capacity(samples),
+        }
+    }
+
     pub fn sample(&mut self, flow: usize, now: Nanos, tcp: &Sender) {
         self.flow
             .push(u32::try_from(flow).expect("fewer than 2^32 flows"));
