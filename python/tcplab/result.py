@@ -158,14 +158,24 @@ class RunResult:
         partial interval gets its true length.
         """
         frame = self.series.to_pandas()
-        times = frame["t_s"]
-        previous = (
-            times.groupby(frame["repetition"]).shift(fill_value=0.0)
-            if "repetition" in frame
-            else times.shift(fill_value=0.0)
-        )
-        frame["goodput_bps"] = 8 * frame["interval_bytes"] / (times - previous)
+        frame["goodput_bps"] = self.interval_goodputs()
         return frame
+
+    def interval_goodputs(self) -> list[float]:
+        """Each interval's goodput, 8 · interval_bytes / its length (the gap to the previous
+        stamp of the same repetition, from 0 for the first), in the series' order."""
+        series = self.series
+        repetitions = series["repetition"] if "repetition" in series else None
+        goodputs, previous, last_rep = [], 0.0, None
+        for row, (t_s, interval_bytes) in enumerate(
+            zip(series["t_s"], series["interval_bytes"], strict=True)
+        ):
+            rep = repetitions[row] if repetitions is not None else None
+            if rep != last_rep:
+                previous, last_rep = 0.0, rep
+            goodputs.append(8 * interval_bytes / (t_s - previous))
+            previous = t_s
+        return goodputs
 
     def trace_frame(self) -> pd.DataFrame:
         """Sender state (cwnd, ssthresh, srtt, flight, rwnd) sampled over time."""

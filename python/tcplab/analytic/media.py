@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from tcplab.spec import App, MediaObjectives
 
 NS_PER_S = 1_000_000_000
@@ -128,6 +128,9 @@ def stream_statistics(
     Without `one_clock` (send and arrival times from unsynchronised clocks) there are no
     delays: every arrival counts as in time, and only inter-arrival and loss are given.
     """
+    # numpy loads with the first media stream, not with every scenario's spec.
+    import numpy as np
+
     sent = np.asarray(sent_ns, dtype=np.int64)
     arrived = np.array([r is not None for r in received_ns], dtype=bool)
     received = np.array([r if r is not None else -1 for r in received_ns], dtype=np.int64)

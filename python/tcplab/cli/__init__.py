@@ -9,23 +9,13 @@ cannot honour, bad option), reported as one `error: ...` line on stderr (with --
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 import click
 import typer
 
-from tcplab.cli import (
-    calibrate,
-    compare,
-    emu,
-    measure,
-    report,
-    reproduce,
-    results,
-    run,
-    schema,
-    sweep,
-)
 from tcplab.cli.common import (
     INTERNAL_ERROR,
     INTERRUPTED,
@@ -34,27 +24,58 @@ from tcplab.cli.common import (
     report_error,
 )
 
-app = typer.Typer(
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="A laboratory for TCP performance on hard paths.",
-)
-app.command("run")(run.run_command)
-app.command("sweep")(sweep.sweep_command)
-app.add_typer(results.results_app, name="results")
-app.command("report")(report.report_command)
-app.command("reproduce")(reproduce.reproduce_command)
-app.command("schema")(schema.schema_command)
-app.add_typer(measure.measure_app, name="measure")
-app.add_typer(emu.emu_app, name="emu")
-app.command("compare")(compare.compare_command)
-app.command("calibrate")(calibrate.calibrate_command)
+# Each command: its module, the function (or Typer group) there, and whether it is a group.
+# A run of one command imports only its module, so `tcplab run` does not load what
+# `tcplab sweep`, `report` or `calibrate` need (pandas, matplotlib, the paper packs).
+_COMMANDS = {
+    "run": ("run", "run_command", False),
+    "sweep": ("sweep", "sweep_command", False),
+    "results": ("results", "results_app", True),
+    "report": ("report", "report_command", False),
+    "reproduce": ("reproduce", "reproduce_command", False),
+    "schema": ("schema", "schema_command", False),
+    "measure": ("measure", "measure_app", True),
+    "emu": ("emu", "emu_app", True),
+    "compare": ("compare", "compare_command", False),
+    "calibrate": ("calibrate", "calibrate_command", False),
+}
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The `tcplab` command with every subcommand, or with `only` that one."""
+    app = typer.Typer(
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        help="A laboratory for TCP performance on hard paths.",
+    )
+    if only is not None:
+        # With a callback a Typer of one command stays a group: `tcplab run FILE`.
+        app.callback()(lambda: None)
+    for name, (module, attribute, group) in _COMMANDS.items():
+        if only in (None, name):
+            command = getattr(importlib.import_module(f"tcplab.cli.{module}"), attribute)
+            if group:
+                app.add_typer(command, name=name)
+            else:
+                app.command(name)(command)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    # `tcplab.cli.app`, the whole command, is built on first use (tests and docs use it).
+    if name != "app":
+        raise AttributeError(f"module 'tcplab.cli' has no attribute {name!r}")
+    app = build_app()
+    globals()["app"] = app
+    return app
 
 
 def main() -> None:
     """Console-script entry point: usage errors too become one `error:` line (exit 2); an
     exception no command expected is a fault of tcplab (exit 1, with what to report)."""
+    asked = sys.argv[1] if len(sys.argv) > 1 else None
+    app = build_app(asked if asked in _COMMANDS else None)
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as error:

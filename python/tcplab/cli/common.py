@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
 import tempfile
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,6 @@ import click
 import typer
 from rich.console import Console
 from rich.table import Table
-
-from tcplab.cli.sweep_output import plain
 
 RUNS_FAILED = 1
 INTERNAL_ERROR = 1  # a fault of tcplab itself, never of what was asked
@@ -92,3 +92,16 @@ def print_table(table: Table) -> None:
 def print_json(value: Any) -> None:
     # allow_nan=False: NaN is not JSON; plain() has already turned it into null.
     sys.stdout.write(json.dumps(plain(value), allow_nan=False) + "\n")
+
+
+def plain(value: Any) -> Any:
+    """`value` as a JSON value: NaN and infinities become null, anything else unknown text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)  # decimals, dates and times from SQL

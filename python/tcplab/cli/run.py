@@ -18,13 +18,8 @@ from tcplab.cli.common import (
     console,
     fail,
 )
-from tcplab.cli.sweep import sweep_file
 from tcplab.errors import TcplabError
-from tcplab.report import (
-    REPORT_FILE,
-    display,
-    write_report,
-)
+from tcplab.report import REPORT_FILE, display
 from tcplab.result import RunResult
 from tcplab.spec import Spec, canonical_dict, validate_spec
 
@@ -71,6 +66,8 @@ def run_command(
     except TcplabError as error:
         raise fail(error) from None
     if spec.sweep is not None:
+        from tcplab.cli.sweep import sweep_file
+
         sweep_file(file, out=out, json_output=json_output, backend=backend, seed=seed)
         return
     try:
@@ -90,6 +87,8 @@ def run_command(
 
 
 def _save(result: RunResult, directory: Path) -> Path:
+    from tcplab.report import write_report
+
     try:
         path = result.save(directory)
         write_report(result, directory / REPORT_FILE)
@@ -154,10 +153,11 @@ def _print_result(result: RunResult, model: Mapping[str, Any] | str | None) -> N
 
 
 def _series_table(result: RunResult) -> Table:
-    frame = result.to_pandas()
-    if "repetition" in frame:
-        frame = frame.groupby("t_s", as_index=False)["goodput_bps"].mean()
-    rows = list(zip(frame["t_s"], frame["goodput_bps"], strict=True))
+    # Repetitions share their stamps: the mean over them, stamp by stamp.
+    by_stamp: dict[float, list[float]] = {}
+    for t_s, goodput in zip(result.series["t_s"], result.interval_goodputs(), strict=True):
+        by_stamp.setdefault(t_s, []).append(goodput)
+    rows = [(t_s, sum(values) / len(values)) for t_s, values in sorted(by_stamp.items())]
     total = len(rows)
     # A long series would take the terminal minutes to print: its first intervals only.
     rows = rows[: _SERIES_ROWS * _SERIES_GROUPS]

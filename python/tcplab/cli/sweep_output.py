@@ -3,8 +3,7 @@ results store."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -21,6 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from tcplab.cli.common import plain
 from tcplab.experiments.store import Store
 from tcplab.experiments.sweeps import Run
 from tcplab.report import display
@@ -153,19 +153,6 @@ def records_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Tabl
     for row in rows:
         table.add_row(*(_text(value) for value in row))
     return table
-
-
-def plain(value: Any) -> Any:
-    """`value` as a JSON value: NaN and infinities become null, anything else unknown text."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(key): plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)  # decimals, dates and times from SQL
 
 
 def _paths(store: Store) -> list[str]:

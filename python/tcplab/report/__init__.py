@@ -3,18 +3,36 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tcplab.errors import TcplabError
-from tcplab.experiments.store import MANIFEST_FILE, open_results
-from tcplab.papers.pack import REPRODUCTION_FILE
-from tcplab.report import html
-from tcplab.report.reproduction import render_reproduction_report, write_reproduction_report
-from tcplab.report.results import render_results_report, write_results_report
-from tcplab.report.run import render_report, write_report
+
+if TYPE_CHECKING:
+    from tcplab.report.reproduction import write_reproduction_report
+    from tcplab.report.results import write_results_report
+    from tcplab.report.run import render_report, write_report
 
 REPORT_FILE = "report.html"
+
+# The reports load on first use, with matplotlib and the store: `tcplab run --no-save`
+# prints tables with tcplab.report.display and needs none of them.
+_LAZY = {
+    "render_report": "tcplab.report.run",
+    "write_report": "tcplab.report.run",
+    "write_reproduction_report": "tcplab.report.reproduction",
+    "write_results_report": "tcplab.report.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tcplab.report' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "REPORT_FILE",
@@ -31,13 +49,17 @@ def write_directory_report(
 ) -> Path:
     """The report of a results directory (a sweep's store, or a `tcplab reproduce` output),
     written to `out` (default: report.html inside it); returns its path."""
+    from tcplab.experiments.store import MANIFEST_FILE, open_results
+    from tcplab.papers.pack import REPRODUCTION_FILE
+    from tcplab.report import html
+    from tcplab.report.reproduction import render_reproduction_report
+    from tcplab.report.results import render_results_report
+
     directory = Path(directory)
     target = Path(out) if out is not None else directory / REPORT_FILE
     if (directory / MANIFEST_FILE).is_file():
         document = render_results_report(open_results(directory))
     elif (directory / REPRODUCTION_FILE).is_file():
-        # Imported here: the paper packs draw with tcplab.report's plots, so importing them
-        # while this package initialises would be circular.
         from tcplab.papers import PACKS, load_reproduction
 
         document = render_reproduction_report(load_reproduction(directory, PACKS))
