@@ -63,9 +63,10 @@ def single_flow(bps: float, duration_s: float) -> dict[str, Any]:
     }
 
 
-def dumbbell(flows: int, duration_s: float) -> dict[str, Any]:
+def dumbbell(flows: int, duration_s: float, bottleneck: float = 1e9) -> dict[str, Any]:
+    """`flows` CUBIC flows, each on its own 10 Gb/s 1 ms access links, sharing a
+    `bottleneck` b/s, 10 ms link whose queue is one BDP."""
     access = {"rate": "10Gbps", "delay": "1ms"}
-    bottleneck = 1e9
     rtt_s = 2 * (ONE_WAY_S + 2e-3)
     links = [{"between": [f"s{i}", "r1"], **access} for i in range(flows)]
     links.append(
