@@ -42,7 +42,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tcplab import _sim
-from tcplab.plan import resolve
+from tcplab.plan import resolve, topology_form
 from tcplab.spec import Spec, validate_spec
 
 BENCH = Path(__file__).resolve().parent
@@ -201,7 +201,7 @@ class Pair:
 def run_tcplab(plan: dict[str, Any], repeats: int = 1) -> tuple[dict[str, Any], float]:
     """Result and median wall time of `repeats` runs of `plan` (JSON in, JSON out included:
     that is what a Python user of tcplab pays)."""
-    text = json.dumps(plan)
+    text = json.dumps(topology_form(plan))
     walls, out = [], ""
     for _ in range(repeats):
         t0 = time.perf_counter()

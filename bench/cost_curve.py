@@ -30,7 +30,7 @@ from rich.table import Table
 
 from tcplab import _sim
 from tcplab.api import prepare
-from tcplab.plan import resolve
+from tcplab.plan import resolve, topology_form
 
 RATES_BPS = [1e6, 10e6, 100e6, 1e9, 10e9]
 FLOWS = [1, 10, 100, 1000]
@@ -92,7 +92,7 @@ def dumbbell(flows: int, duration_s: float, bottleneck: float = 1e9) -> dict[str
 
 
 def measure(label: str, scenario: dict[str, Any]) -> dict[str, Any]:
-    plan_json = json.dumps(resolve(prepare(scenario)))
+    plan_json = json.dumps(topology_form(resolve(prepare(scenario))))
     started = time.process_time()
     rows, _, _ = _sim.run_columnar(plan_json)
     cpu_s = time.process_time() - started

@@ -19,7 +19,7 @@ import tcplab
 from tcplab import _sim
 from tcplab.errors import SpecError
 from tcplab.experiments import sweeps
-from tcplab.plan import resolve
+from tcplab.plan import resolve, topology_form
 from tcplab.spec import validate_spec
 
 SENDER, RECEIVER = "10.0.0.1", "10.0.0.2"
@@ -166,4 +166,4 @@ def test_one_direction_and_repetitions(tmp_path: Path) -> None:
 def test_the_core_refuses_to_drop_captures() -> None:
     plan = resolve(validate_spec(geo_with_errors(128)))
     with pytest.raises(ValueError, match="trace.pcap: run_json returns no packet captures"):
-        _sim.run(json.dumps(plan))
+        _sim.run(json.dumps(topology_form(plan)))

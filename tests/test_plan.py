@@ -9,7 +9,7 @@ import pytest
 
 from tcplab.analytic import ber_curves
 from tcplab.errors import SpecError
-from tcplab.plan import SEED_MASK, derive_seed, resolve
+from tcplab.plan import SEED_MASK, derive_seed, resolve, topology_form
 from tcplab.spec import Link, load_spec, validate_spec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -228,4 +228,60 @@ def test_atm_example_resolves_to_cell_links_and_a_switch() -> None:
             "name": "virata",
             "switch": {"buffer_cells": 1000, "discard": "epd", "epd_threshold_cells": 800},
         }
+    ]
+
+
+def _path_plan(app: dict, links: int = 3) -> dict:
+    link = {"forward": {"rate_bps": 1}, "reverse": {"rate_bps": 1}}
+    return {"seed": 1, "hosts": [{"name": "a"}, {"name": "b"}], "links": [link] * links, "app": app}
+
+
+def test_topology_form_places_the_path_between_host_0_and_host_1() -> None:
+    bulk = {"kind": "bulk", "message_size": 1, "bytes": None}
+    plan = topology_form(_path_plan(bulk))
+    assert "app" not in plan
+    # docs/internals/plan-and-result.md: the router after link k is node k + 2.
+    assert [link["nodes"] for link in plan["links"]] == [[0, 2], [2, 3], [3, 1]]
+    assert plan["routers"] == [{"name": "after-links.0"}, {"name": "after-links.1"}]
+    assert plan["flows"] == [
+        {"src": 0, "dst": 1, "app": bulk, "start_ns": 0, "start_jitter_ns": 0, "after": None}
+    ]
+    assert topology_form(plan) is plan
+    one = topology_form(_path_plan(bulk, links=1))
+    assert one["links"][0]["nodes"] == [0, 1] and one["routers"] == []
+
+
+def test_topology_form_gives_each_leg_of_a_message_its_flow() -> None:
+    message = {"kind": "message", "message_size": 1, "bytes": 10}
+    legs = topology_form(_path_plan({**message, "direction": "both"}))["flows"]
+    assert [(f["src"], f["dst"], f["after"]) for f in legs] == [(0, 1, None), (1, 0, 0)]
+    assert all(f["app"] == message for f in legs)
+    back = topology_form(_path_plan({**message, "direction": "downstream"}))["flows"]
+    assert [(f["src"], f["dst"]) for f in back] == [(1, 0)]
+
+
+def test_topology_form_runs_media_streams_each_their_way() -> None:
+    def stream(name: str, transport: str, direction: str = "upstream") -> dict:
+        return {"name": name, "transport": transport, "direction": direction}
+
+    streams = [
+        stream("video", "tcp"),
+        stream("audio", "udp"),
+        stream("back", "tcp", "downstream"),
+        stream("slides", "tcp"),
+    ]
+    app = {"kind": "media", "message_size": 1, "streams": streams}
+    own = topology_form(_path_plan(app))["flows"]
+    assert [(f["src"], [s["name"] for s in f["app"]["streams"]]) for f in own] == [
+        (0, ["video"]),
+        (0, ["audio"]),
+        (1, ["back"]),
+        (0, ["slides"]),
+    ]
+    assert {s["direction"] for f in own for s in f["app"]["streams"]} == {"upstream"}
+    shared = topology_form(_path_plan({**app, "shared_connection": True}))["flows"]
+    assert [(f["src"], [s["name"] for s in f["app"]["streams"]]) for f in shared] == [
+        (0, ["video", "slides"]),
+        (0, ["audio"]),
+        (1, ["back"]),
     ]

@@ -348,6 +348,68 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
     return plan
 
 
+def topology_form(plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan as the simulator takes it: every link naming its two nodes, every connection a
+    flow. A path-form plan (two hosts, links in order, one app) becomes the topology it
+    describes: host 0 is node 0, host 1 node 1, the router after link k node k + 2 (named
+    ``after-links.k``); its app becomes one flow from host 0 to host 1, or one per leg of a
+    message sent both ways (the second opening once the first is received), or one per
+    media stream (TCP streams of one direction sharing one when the app says so).
+    """
+    if "flows" in plan:
+        return plan
+    count = len(plan["links"])
+
+    def node(k: int) -> int:
+        return 0 if k == 0 else 1 if k == count else k + 1
+
+    path = {key: value for key, value in plan.items() if key != "app"}
+    links = plan["links"]
+    return {
+        **path,
+        "links": [{**link, "nodes": [node(k), node(k + 1)]} for k, link in enumerate(links)],
+        "routers": [{"name": f"after-links.{k}"} for k in range(count - 1)],
+        "flows": _path_flows(plan["app"]),
+    }
+
+
+def _flow(src: int, dst: int, app: dict[str, Any], after: int | None = None) -> dict[str, Any]:
+    return {"src": src, "dst": dst, "app": app, "start_ns": 0, "start_jitter_ns": 0, "after": after}
+
+
+def _path_flows(app: dict[str, Any]) -> list[dict[str, Any]]:
+    """The flows of a path-form app, each carrying its data from its src to its dst."""
+    one_way = {key: value for key, value in app.items() if key != "direction"}
+    if app["kind"] == "media":
+        return _media_flows(one_way)
+    if app["kind"] == "message" and app.get("direction") == "downstream":
+        return [_flow(1, 0, one_way)]
+    if app["kind"] == "message" and app.get("direction") == "both":
+        return [_flow(0, 1, one_way), _flow(1, 0, one_way, after=0)]
+    return [_flow(0, 1, one_way)]
+
+
+def _media_flows(app: dict[str, Any]) -> list[dict[str, Any]]:
+    flows: list[dict[str, Any]] = []
+    for stream in app["streams"]:
+        src, dst = (1, 0) if stream["direction"] == "downstream" else (0, 1)
+        carried = {**stream, "direction": "upstream"}
+        shared = app.get("shared_connection", False) and stream["transport"] == "tcp"
+        joined = next(
+            (
+                f
+                for f in flows
+                if shared and f["src"] == src and f["app"]["streams"][0]["transport"] == "tcp"
+            ),
+            None,
+        )
+        if joined is not None:
+            joined["app"]["streams"].append(carried)
+        else:
+            flows.append(_flow(src, dst, {**app, "streams": [carried]}))
+    return flows
+
+
 def _pep(pep: Pep, node: int) -> dict[str, Any]:
     return {
         "name": pep.name,

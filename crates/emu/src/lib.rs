@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use tcplab_sim::engine::RngStream;
-use tcplab_sim::plan::{LinkPlan, QueuePlan};
+use tcplab_sim::plan::{ChannelPlan, QueuePlan};
 
 pub use link::{Fate, Hop, HopEvent, HopStats, Path};
 pub use timing::TimingReport;
@@ -48,6 +48,16 @@ pub struct PacketLogConfig {
     pub max_records: usize,
 }
 
+/// A link of the emulated path, sender side first: a plan link's two directions. The
+/// emulator runs its links in a row, so they name no nodes, and it has no 802.11 medium
+/// (the emu backend refuses `wlan` links).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmuLink {
+    pub forward: ChannelPlan,
+    pub reverse: ChannelPlan,
+}
+
 /// What Python hands the emulator (JSON; unknown fields are refused).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,7 +65,7 @@ pub struct EmuConfig {
     /// Seeds the error models' named streams, as in the simulator.
     pub seed: u64,
     /// The plan's links, sender side first (docs/internals/plan-and-result.md).
-    pub links: Vec<LinkPlan>,
+    pub links: Vec<EmuLink>,
     /// The plan's index of `links[0]`: an emulator that carries a later segment of a path
     /// split by a PEP names its links' random streams, report rows and logs as the plan does.
     #[serde(default)]

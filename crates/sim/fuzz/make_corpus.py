@@ -1,5 +1,6 @@
-"""Write the fuzz corpus: each example scenario resolved into the simulator's plan, with a
-1 s duration so that a run from the corpus is quick (crates/sim/fuzz/README.md)."""
+"""Write the fuzz corpus: each example scenario resolved into the simulator's plan (its
+topology form, as it crosses to the simulator), with a 1 s duration so that a run from
+the corpus is quick (crates/sim/fuzz/README.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from tcplab.plan import resolve
+from tcplab.plan import resolve, topology_form
 from tcplab.spec import validate_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -22,7 +23,7 @@ def main() -> None:
         data.pop("sweep", None)
         data.update(duration="1s", backend="sim")
         spec = validate_spec(data)
-        plan = resolve(spec, seed=spec.seed)
+        plan = topology_form(resolve(spec, seed=spec.seed))
         (OUT / f"{path.stem}.json").write_text(json.dumps(plan, sort_keys=True) + "\n")
 
 

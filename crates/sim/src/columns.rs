@@ -148,7 +148,7 @@ pub fn direction_labels(directions: &[&'static str]) -> Values {
 /// ("interval", bytes) for the per-interval series.
 pub fn estimate_bytes(plan: &Plan) -> (u64, &'static str) {
     let samples = (plan.duration_ns / plan.trace_interval_ns).max(1);
-    let flows = plan.resolved_flows().len() as u64;
+    let flows = plan.flows.len() as u64;
     let ports = plan
         .links
         .iter()
@@ -164,7 +164,7 @@ pub fn estimate_bytes(plan: &Plan) -> (u64, &'static str) {
         .saturating_mul(SERIES_ROW_BYTES);
     // Every message a media stream sends is kept (its size, send and arrival times).
     let messages = plan
-        .resolved_flows()
+        .flows
         .iter()
         .flat_map(|flow| &flow.app.streams)
         .map(|s| {

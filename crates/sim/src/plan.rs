@@ -3,9 +3,9 @@
 //! into numbers; see docs/internals/plan-and-result.md. The simulator re-checks the ranges
 //! it relies on so that a hand-written plan gets an error, never a panic.
 //!
-//! A plan comes in one of two forms. The path form (no `flows`) has two hosts, links in
-//! path order and one top-level `app`, as it always had. The topology form names each
-//! link's two nodes (hosts first, then routers) and lists the flows, each with its own app.
+//! A plan names each link's two nodes (hosts first, then routers) and lists its flows, each
+//! with its own app. A scenario written as a path (two hosts, links in order, one `[app]`)
+//! reaches the simulator in this same form: `tcplab.plan.topology_form` converts it.
 
 mod abr;
 mod atm;
@@ -34,15 +34,10 @@ pub struct Plan {
     pub interval_ns: u64,
     pub trace_interval_ns: u64,
     pub hosts: Vec<HostPlan>,
-    /// Store-and-forward nodes of the topology form; node ids count hosts first.
+    /// Store-and-forward nodes; node ids count hosts first.
     #[serde(default)]
     pub routers: Vec<RouterPlan>,
     pub links: Vec<LinkPlan>,
-    /// The application of the path form's single flow.
-    #[serde(default)]
-    pub app: Option<AppPlan>,
-    /// The topology form's flows; empty in the path form.
-    #[serde(default)]
     pub flows: Vec<FlowPlan>,
     /// Packet captures; a plan without it captures nothing.
     pub trace: Option<TracePlan>,
@@ -120,9 +115,8 @@ fn handshake_default() -> bool {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkPlan {
-    /// Topology form: the node the forward direction leaves and the node it reaches.
-    #[serde(default)]
-    pub nodes: Option<[usize; 2]>,
+    /// The node the forward direction leaves and the node it reaches.
+    pub nodes: [usize; 2],
     pub forward: ChannelPlan,
     pub reverse: ChannelPlan,
     /// An 802.11b link: both directions take turns on a shared medium (plan/wlan.rs).
@@ -227,8 +221,7 @@ pub struct AppPlan {
     /// A media app's streams.
     #[serde(default)]
     pub streams: Vec<StreamPlan>,
-    /// A media app's TCP streams of one direction share one connection (else each has its
-    /// own).
+    /// A media flow's streams share its one TCP connection (else the flow has one stream).
     #[serde(default)]
     pub shared_connection: bool,
 }
@@ -409,8 +402,25 @@ impl Plan {
         let (field, every) = match part {
             "trace_interval" => ("trace_interval_ns", self.trace_interval_ns),
             "streams" => {
+                // Named on the stream that sends most often: its interval is the first to raise.
+                let field = self
+                    .flows
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, f)| {
+                        f.app
+                            .streams
+                            .iter()
+                            .enumerate()
+                            .map(move |(j, s)| (i, j, s))
+                    })
+                    .min_by_key(|(_, _, s)| s.interval_ns)
+                    .map_or_else(
+                        || "duration_ns".to_owned(),
+                        |(i, j, _)| format!("flows.{i}.app.streams.{j}.interval_ns"),
+                    );
                 return Err(PlanError::field(
-                    "app.streams",
+                    field,
                     format!(
                         "the media streams' messages would take {:.1} MiB, above the {} MiB \
                          budget in {} s; raise the streams' interval or shorten duration",
@@ -418,7 +428,7 @@ impl Plan {
                         crate::columns::BUDGET_BYTES >> 20,
                         self.duration_ns as f64 / 1e9,
                     ),
-                ))
+                ));
             }
             _ => ("interval_ns", self.interval_ns),
         };

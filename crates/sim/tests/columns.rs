@@ -15,8 +15,8 @@ fn plan(duration_ns: u64, trace_interval_ns: u64) -> String {
         r#"{{"seed":3,"duration_ns":{duration_ns},"interval_ns":1000000000,
         "trace_interval_ns":{trace_interval_ns},
         "hosts":[{{"name":"a","tcp":{tcp}}},{{"name":"b","tcp":{tcp}}}],
-        "links":[{{"forward":{channel},"reverse":{channel}}}],
-        "app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}"#
+        "links":[{{"nodes":[0,1],"forward":{channel},"reverse":{channel}}}],
+        "flows":[{{"src":0,"dst":1,"app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}]}}"#
     )
 }
 

@@ -14,8 +14,8 @@ fn plan(seed: u64) -> String {
         r#"{{"seed":{seed},"duration_ns":60000000000,"interval_ns":1000000000,
         "trace_interval_ns":10000000,
         "hosts":[{{"name":"a","tcp":{tcp}}},{{"name":"b","tcp":{tcp}}}],
-        "links":[{{"forward":{},"reverse":{}}}],
-        "app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}"#,
+        "links":[{{"nodes":[0,1],"forward":{},"reverse":{}}}],
+        "flows":[{{"src":0,"dst":1,"app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}]}}"#,
         channel(r#"{"kind":"ber","ber":3e-6}"#),
         channel(r#"{"kind":"loss","p":0.001}"#),
     )

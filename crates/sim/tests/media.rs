@@ -33,11 +33,40 @@ fn stream(name: &str, transport: &str, interval_ns: u64, size: u64) -> Value {
         "message_size": size})
 }
 
+/// Hosts a and b over `links` in a row, each stream on its own flow: from a to b, or from b
+/// to a for a stream marked `"direction": "downstream"`.
 fn plan(duration_ns: u64, links: Vec<Value>, streams: Vec<Value>) -> Value {
     let host = |name: &str| json!({"name": name, "tcp": tcp()});
-    json!({"seed": 1, "duration_ns": duration_ns, "interval_ns": S, "trace_interval_ns": S,
-        "hosts": [host("a"), host("b")], "links": links,
-        "app": {"kind": "media", "message_size": 1, "streams": streams}})
+    let flows: Vec<Value> = streams
+        .into_iter()
+        .map(|mut stream| {
+            let down = stream.get("direction") == Some(&json!("downstream"));
+            stream["direction"] = json!("upstream");
+            let app = json!({"kind": "media", "message_size": 1, "streams": [stream]});
+            json!({"src": usize::from(down), "dst": usize::from(!down), "app": app})
+        })
+        .collect();
+    let mut plan = common::path(
+        json!({"seed": 1, "duration_ns": duration_ns, "interval_ns": S,
+        "trace_interval_ns": S, "hosts": [host("a"), host("b")], "links": links,
+        "app": {"kind": "bulk", "message_size": 1}}),
+    );
+    plan["flows"] = json!(flows);
+    plan
+}
+
+/// `plan` with all its streams on the first flow's one connection.
+fn shared(mut plan: Value) -> Value {
+    let streams: Vec<Value> = plan["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["app"]["streams"].as_array().unwrap().clone())
+        .collect();
+    plan["flows"][0]["app"]["streams"] = json!(streams);
+    plan["flows"][0]["app"]["shared_connection"] = json!(true);
+    plan["flows"] = json!([plan["flows"][0].clone()]);
+    plan
 }
 
 fn ns(values: &Value) -> Vec<Option<u64>> {
@@ -191,20 +220,32 @@ fn tcp_head_of_line_blocking_on_a_lossy_geo_hop_delays_messages_by_round_trips()
 fn plan_errors_name_the_stream_field() {
     let clean = || link(1_000_000, MS, json!({"kind": "none"}));
     let mut p = plan(S, vec![clean()], vec![stream("a", "udp", 0, 10)]);
-    assert!(refused(&p).starts_with("app.streams.0.interval_ns"));
-    p = plan(S, vec![clean()], vec![]);
-    assert!(refused(&p).starts_with("app.streams:"));
+    assert!(refused(&p).starts_with("flows.0.app.streams.0.interval_ns"));
+    p["flows"][0]["app"]["streams"] = json!([]);
+    assert!(refused(&p).starts_with("flows.0.app.streams:"));
+    p = shared(plan(
+        S,
+        vec![clean()],
+        vec![stream("a", "tcp", MS, 10), stream("a", "tcp", MS, 10)],
+    ));
+    assert!(refused(&p).starts_with("flows.0.app.streams.1.name"));
     p = plan(
         S,
         vec![clean()],
         vec![stream("a", "udp", MS, 10), stream("a", "tcp", MS, 10)],
     );
-    assert!(refused(&p).starts_with("app.streams.1.name"));
+    assert!(refused(&p).starts_with("flows.1.app.streams.0.name"));
     p = plan(S, vec![clean()], vec![stream("a", "udp", MS, 70_000)]);
-    assert!(refused(&p).starts_with("app.streams.0.message_size"));
+    assert!(refused(&p).starts_with("flows.0.app.streams.0.message_size"));
     p = plan(S, vec![clean()], vec![stream("a", "udp", MS, 10)]);
-    p["app"]["kind"] = json!("bulk");
-    assert!(refused(&p).starts_with("app.streams:"));
+    p["flows"][0]["app"]["kind"] = json!("bulk");
+    assert!(refused(&p).starts_with("flows.0.app.streams:"));
+    p = shared(plan(
+        S,
+        vec![clean()],
+        vec![stream("a", "tcp", MS, 10), stream("b", "udp", MS, 10)],
+    ));
+    assert!(refused(&p).starts_with("flows.0.app.streams:"));
     p = plan(S, vec![clean()], vec![stream("a", "udp", MS, 10)]);
     p["trace"] = json!({"pcap": [{"link": 0, "direction": "both"}], "snaplen": 100});
     assert!(tcplab_sim::run_json_capturing(&p.to_string())
@@ -281,7 +322,7 @@ fn streams_sharing_a_connection_wait_behind_each_other() {
     // one connection every audio message also waits behind the video's unsent backlog
     // (head-of-line blocking in the sender), which grows without bound.
     let run_with = |shared: bool| {
-        let mut p = plan(
+        let p = plan(
             20 * S,
             vec![link(1_000_000, 10 * MS, json!({"kind": "none"}))],
             vec![
@@ -289,8 +330,7 @@ fn streams_sharing_a_connection_wait_behind_each_other() {
                 stream("audio", "tcp", 20 * MS, 160),
             ],
         );
-        p["app"]["shared_connection"] = json!(shared);
-        run(&p)
+        run(&if shared { self::shared(p) } else { p })
     };
     let max = |s: &Value| delays(s).into_iter().flatten().max().unwrap_or(u64::MAX);
     let separate = run_with(false);
@@ -309,12 +349,12 @@ fn streams_sharing_a_connection_wait_behind_each_other() {
     let mut p = plan(
         S,
         vec![link(1_000_000, MS, json!({"kind": "none"}))],
-        vec![],
+        vec![stream("video", "tcp", 10 * MS, 2000)],
     );
-    p["app"] = json!({"kind": "bulk", "message_size": 1, "shared_connection": true});
-    assert!(refused(&p).starts_with("app.shared_connection"));
+    p["flows"][0]["app"] = json!({"kind": "bulk", "message_size": 1, "shared_connection": true});
+    assert!(refused(&p).starts_with("flows.0.app.shared_connection"));
     // A pause between reads belongs to a bulk, file or message receiver only.
-    p["app"] = json!({"kind": "rr", "message_size": 1, "request_size": 1, "response_size": 1,
-                      "read_delay_ns": 1});
-    assert!(refused(&p).starts_with("app.read_delay_ns"));
+    p["flows"][0]["app"] = json!({"kind": "rr", "message_size": 1, "request_size": 1,
+        "response_size": 1, "read_delay_ns": 1});
+    assert!(refused(&p).starts_with("flows.0.app.read_delay_ns"));
 }

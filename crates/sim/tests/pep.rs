@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{refused, run};
+use common::{path, refused, run};
 use serde_json::{json, Value};
 
 const MS: u64 = 1_000_000;
@@ -33,12 +33,14 @@ fn link(rate_bps: u64, delay_ns: u64, queue_bytes: u64) -> Value {
 /// 300 ms satellite link with a queue of one bandwidth-delay product (7.5 MB); the client
 /// runs Reno with Linux's initial window of 10 segments.
 fn seed004(duration_ns: u64, app: Value) -> Value {
-    json!({"seed": 1, "duration_ns": duration_ns, "interval_ns": 1_000_000_000u64,
+    path(
+        json!({"seed": 1, "duration_ns": duration_ns, "interval_ns": 1_000_000_000u64,
         "trace_interval_ns": 100 * MS,
         "hosts": [{"name": "client", "tcp": tcp("reno", 10)},
                   {"name": "server", "tcp": tcp("reno", 10)}],
         "links": [link(100_000_000, 5 * MS, 7_500_000), link(100_000_000, 300 * MS, 7_500_000)],
-        "app": app})
+        "app": app}),
+    )
 }
 
 /// A PEP between the two links (node 2: the router after link 0).
@@ -141,7 +143,9 @@ fn a_full_relay_closes_the_upstream_window_and_no_byte_is_lost() {
         seed004(5_000 * MS, bulk),
         pep(small.clone(), small.clone(), buffer),
     );
-    plan["links"][1] = link(2_000_000, 300 * MS, 7_500_000);
+    let ch = channel(2_000_000, 300 * MS, 7_500_000);
+    plan["links"][1]["forward"] = ch.clone();
+    plan["links"][1]["reverse"] = ch;
     let result = run(&plan);
     let segments = result["segments"].as_array().unwrap();
     assert_eq!(u(&segments[0]["relay_peak_bytes"]), buffer);
@@ -155,7 +159,7 @@ fn a_full_relay_closes_the_upstream_window_and_no_byte_is_lost() {
     assert!(f(&result["summary"]["limited_by"]["rwnd"]) > 0.5);
 
     let file = json!({"kind": "file", "message_size": 131_072, "bytes": 300 * MSS + 7});
-    plan["app"] = file;
+    plan["flows"][0]["app"] = file;
     plan["duration_ns"] = json!(60_000 * MS);
     let result = run(&plan);
     assert!(result["summary"]["completed"].as_bool().unwrap());
@@ -178,19 +182,21 @@ fn a_pep_sits_at_a_router_and_relays_one_way_transfers() {
     plan["peps"][0]["server_side"]["cc"] = json!("vegas");
     assert!(refused(&plan).starts_with("peps.0.server_side.cc: unknown congestion control"));
     plan["peps"][0]["server_side"]["cc"] = json!("reno");
-    plan["app"] = json!({"kind": "rr", "message_size": 1, "bytes": null,
+    plan["flows"][0]["app"] = json!({"kind": "rr", "message_size": 1, "bytes": null,
         "request_size": 1, "response_size": 1});
-    assert!(refused(&plan).starts_with("app.kind: a PEP relays one-way transfers"));
+    assert!(refused(&plan).starts_with("flows.0.app.kind: a PEP relays one-way transfers"));
 }
 
 #[test]
 fn a_message_sent_back_is_split_the_other_way() {
-    // A downstream message runs from the server to the client: the gateway accepts the
-    // server's connection (its client side faces the server) and opens one to the client.
-    let message = json!({"kind": "message", "message_size": 65_536, "bytes": 100_000,
-        "direction": "downstream"});
+    // A message from the server to the client: the gateway accepts the server's
+    // connection (its client side faces the server) and opens one to the client.
+    let message = json!({"kind": "message", "message_size": 65_536, "bytes": 100_000});
+    let mut plan = seed004(10_000 * MS, message);
+    plan["flows"][0]["src"] = json!(1);
+    plan["flows"][0]["dst"] = json!(0);
     let result = run(&with_pep(
-        seed004(10_000 * MS, message),
+        plan,
         pep(tcp("reno", 10), tcp("reno", 10), 1 << 20),
     ));
     assert!(result["summary"]["completed"].as_bool().unwrap());

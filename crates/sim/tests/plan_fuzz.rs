@@ -168,12 +168,14 @@ fn media_streams_whose_messages_exceed_the_budget_are_refused() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/plan_json");
     let text = std::fs::read_to_string(corpus.join("geo-videoconference.json")).expect("a plan");
     let mut plan: Value = serde_json::from_str(&text).expect("JSON");
-    plan["app"]["streams"][0]["interval_ns"] = json!(1);
+    plan["flows"][0]["app"]["streams"][0]["interval_ns"] = json!(1);
     let err = tcplab_sim::run_json(&plan.to_string())
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("app.streams: the media streams' messages would take "),
+        err.starts_with(
+            "flows.0.app.streams.0.interval_ns: the media streams' messages would take "
+        ),
         "{err}"
     );
     assert!(err.contains("raise the streams' interval"), "{err}");

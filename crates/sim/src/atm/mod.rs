@@ -396,7 +396,7 @@ impl AtmNet {
     }
 
     fn goodput_bound(&self, plan: &Plan, routes: &[[Vec<usize>; 2]]) -> Option<f64> {
-        let flows = plan.resolved_flows();
+        let flows = &plan.flows;
         // A flow split by a PEP runs as several connections; its end-to-end segments are
         // not one VC's, so no bound is given.
         if flows.len() != routes.len() {

@@ -35,7 +35,7 @@ pub fn connections(plan: &Plan) -> (Vec<Flow>, Vec<Relay>) {
     let mut relays = Vec::new();
     // Per scenario flow, the connection that delivers it, which a later flow's `after` waits on.
     let mut delivering = Vec::new();
-    for (k, f) in plan.resolved_flows().iter().enumerate() {
+    for (k, f) in plan.flows.iter().enumerate() {
         let route = network
             .route(f.src, f.dst)
             .expect("validation checks that every flow has a route");

@@ -278,7 +278,7 @@ impl Plan {
         abr.validate(slowest)?;
         let network = self.network();
         let link_nodes = self.link_nodes();
-        for (f, flow) in self.resolved_flows().iter().enumerate() {
+        for (f, flow) in self.flows.iter().enumerate() {
             let Some(route) = network.route(flow.src, flow.dst) else {
                 continue;
             };

@@ -132,7 +132,7 @@ impl Plan {
     /// Every flow's segments must fit the MTU of each ATM link on its path.
     fn validate_mtus(&self) -> Result<(), PlanError> {
         let network = self.network();
-        for flow in self.resolved_flows() {
+        for flow in &self.flows {
             let Some(route) = network.route(flow.src, flow.dst) else {
                 continue;
             };

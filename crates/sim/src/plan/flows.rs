@@ -1,6 +1,5 @@
-//! The plan's flows and the nodes they run between. The path form has one flow from the
-//! first host to the second (two for a message sent both ways); the topology form lists
-//! its flows and names each link's nodes, hosts first and then routers.
+//! The plan's flows and the nodes they run between: each link names its two nodes, hosts
+//! first and then routers, and each flow its two hosts.
 
 use serde::Deserialize;
 
@@ -8,7 +7,7 @@ use super::{AppKind, AppPlan, Direction, Plan, Transport};
 use crate::error::PlanError;
 use crate::topology::Network;
 
-/// A store-and-forward node of the topology form.
+/// A store-and-forward node.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouterPlan {
@@ -40,143 +39,58 @@ pub struct FlowPlan {
     pub after: Option<usize>,
 }
 
-/// The path form's media flows: each stream its own, except that TCP streams of one
-/// direction share one when the app says so (in the order their first stream is listed).
-fn media_flows(app: &AppPlan) -> Vec<FlowPlan> {
-    let mut flows: Vec<FlowPlan> = Vec::new();
-    for stream in &app.streams {
-        let (src, dst) = match stream.direction {
-            Direction::Downstream => (1, 0),
-            _ => (0, 1),
-        };
-        let shared = app.shared_connection && stream.transport == Transport::Tcp;
-        let joined = flows
-            .iter_mut()
-            .find(|f| shared && f.src == src && f.app.streams[0].transport == Transport::Tcp);
-        match joined {
-            Some(flow) => flow.app.streams.push(stream.clone()),
-            None => flows.push(FlowPlan {
-                src,
-                dst,
-                app: AppPlan {
-                    streams: vec![stream.clone()],
-                    ..app.clone()
-                },
-                start_ns: 0,
-                start_jitter_ns: 0,
-                after: None,
-            }),
-        }
-    }
-    flows
-}
-
 impl Plan {
-    /// Hosts, then routers: in the path form, the routers between consecutive links.
+    /// Hosts, then routers.
     pub fn node_count(&self) -> usize {
-        if self.flows.is_empty() {
-            self.links.len() + 1
-        } else {
-            self.hosts.len() + self.routers.len()
-        }
+        self.hosts.len() + self.routers.len()
     }
 
-    /// Each link's two nodes; the forward direction leaves the first. In the path form
-    /// host 0 is node 0, host 1 is node 1, and the router after link k is node k + 2.
+    /// Each link's two nodes; the forward direction leaves the first.
     pub fn link_nodes(&self) -> Vec<[usize; 2]> {
-        if !self.flows.is_empty() {
-            return self.links.iter().filter_map(|l| l.nodes).collect();
-        }
-        let n = self.links.len();
-        let node = |k: usize| match k {
-            0 => 0,
-            k if k == n => 1,
-            k => k + 1,
-        };
-        (0..n).map(|i| [node(i), node(i + 1)]).collect()
+        self.links.iter().map(|l| l.nodes).collect()
     }
 
-    /// Each node's name: the hosts', then the routers'. The path form's routers are
-    /// named after the link they follow: `after-links.0`.
+    /// Each node's name: the hosts', then the routers'.
     pub fn node_names(&self) -> Vec<String> {
         let hosts = self.hosts.iter().map(|h| h.name.clone());
-        if self.flows.is_empty() {
-            let routers =
-                (0..self.links.len().saturating_sub(1)).map(|k| format!("after-links.{k}"));
-            hosts.chain(routers).collect()
-        } else {
-            hosts
-                .chain(self.routers.iter().map(|r| r.name.clone()))
-                .collect()
-        }
+        hosts
+            .chain(self.routers.iter().map(|r| r.name.clone()))
+            .collect()
     }
 
     pub fn network(&self) -> Network {
         Network::new(self.hosts.len(), self.node_count(), self.link_nodes())
     }
 
-    /// The flows the simulation runs. The path form's message app becomes one flow per leg,
-    /// its media app one flow per stream (a TCP connection or a UDP datagram flow each).
-    pub fn resolved_flows(&self) -> Vec<FlowPlan> {
-        let Some(app) = self.app.clone().filter(|_| self.flows.is_empty()) else {
-            return self.flows.clone();
-        };
-        if app.kind == AppKind::Media {
-            return media_flows(&app);
-        }
-        let leg = |src, dst, after| FlowPlan {
-            src,
-            dst,
-            app: AppPlan {
-                direction: Direction::Upstream,
-                ..app.clone()
-            },
-            start_ns: 0,
-            start_jitter_ns: 0,
-            after,
-        };
-        match (app.kind, app.direction) {
-            (AppKind::Message, Direction::Downstream) => vec![leg(1, 0, None)],
-            (AppKind::Message, Direction::Both) => vec![leg(0, 1, None), leg(1, 0, Some(0))],
-            _ => vec![leg(0, 1, None)],
-        }
-    }
-
     pub(super) fn validate_flows(&self) -> Result<(), PlanError> {
         if self.links.is_empty() {
             return Err(PlanError::field("links", "at least one link is required"));
         }
-        if self.flows.is_empty() {
-            return self.validate_path_form();
-        }
-        if self.app.is_some() {
+        if self.hosts.len() < 2 {
             return Err(PlanError::field(
-                "app",
-                "a plan with flows gives each flow its app; leave app out",
+                "hosts",
+                format!("at least 2 hosts, got {}", self.hosts.len()),
             ));
+        }
+        if self.flows.is_empty() {
+            return Err(PlanError::field("flows", "at least one flow is required"));
         }
         let nodes = self.node_count();
         for (i, link) in self.links.iter().enumerate() {
             match link.nodes {
-                None => {
-                    return Err(PlanError::field(
-                        format!("links.{i}.nodes"),
-                        "a plan with flows names both nodes of every link",
-                    ))
-                }
-                Some([a, b]) if a >= nodes || b >= nodes => {
+                [a, b] if a >= nodes || b >= nodes => {
                     return Err(PlanError::field(
                         format!("links.{i}.nodes"),
                         format!("node ids go up to {} (hosts, then routers)", nodes - 1),
                     ))
                 }
-                Some([a, b]) if a == b => {
+                [a, b] if a == b => {
                     return Err(PlanError::field(
                         format!("links.{i}.nodes"),
                         "a link joins two different nodes",
                     ))
                 }
-                Some(_) => {}
+                _ => {}
             }
         }
         let network = self.network();
@@ -204,14 +118,28 @@ impl Plan {
                     "a flow's message goes from src to dst; give each leg its own flow",
                 ));
             }
-            if flow.app.kind == AppKind::Media
-                && (flow.app.streams.len() != 1
-                    || flow.app.streams[0].direction != Direction::Upstream)
-            {
-                return Err(PlanError::field(
-                    format!("{at}.app.streams"),
-                    "a flow carries one media stream, from src to dst; give each its own flow",
-                ));
+            if flow.app.kind == AppKind::Media {
+                let streams = &flow.app.streams;
+                let shared = flow.app.shared_connection
+                    && streams.iter().all(|s| s.transport == Transport::Tcp);
+                if streams.iter().any(|s| s.direction != Direction::Upstream)
+                    || (streams.len() != 1 && !shared)
+                {
+                    return Err(PlanError::field(
+                        format!("{at}.app.streams"),
+                        "a flow carries one media stream, or TCP streams that share its \
+                         connection, from src to dst; give each other stream its own flow",
+                    ));
+                }
+            }
+            for (j, stream) in flow.app.streams.iter().enumerate() {
+                let earlier = self.flows[..i].iter().flat_map(|f| &f.app.streams);
+                if earlier.map(|s| &s.name).any(|name| *name == stream.name) {
+                    return Err(PlanError::field(
+                        format!("{at}.app.streams.{j}.name"),
+                        format!("stream name {:?} is used by an earlier flow", stream.name),
+                    ));
+                }
             }
             if flow.after.is_some() && flow.start_jitter_ns > 0 {
                 return Err(PlanError::field(
@@ -241,36 +169,5 @@ impl Plan {
             }
         }
         Ok(())
-    }
-
-    fn validate_path_form(&self) -> Result<(), PlanError> {
-        if self.hosts.len() != 2 {
-            return Err(PlanError::field(
-                "hosts",
-                format!(
-                    "a plan without flows has exactly 2 hosts (sender, receiver), got {}",
-                    self.hosts.len()
-                ),
-            ));
-        }
-        if !self.routers.is_empty() {
-            return Err(PlanError::field(
-                "routers",
-                "a plan without flows places its routers between consecutive links",
-            ));
-        }
-        if let Some(i) = self.links.iter().position(|l| l.nodes.is_some()) {
-            return Err(PlanError::field(
-                format!("links.{i}.nodes"),
-                "only a plan with flows names link nodes",
-            ));
-        }
-        let Some(app) = &self.app else {
-            return Err(PlanError::field(
-                "app",
-                "a plan without flows needs its app",
-            ));
-        };
-        app.validate("app")
     }
 }

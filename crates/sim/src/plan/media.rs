@@ -116,7 +116,7 @@ pub(super) fn validate_streams(streams: &[StreamPlan], at: &str) -> Result<(), P
 pub(super) fn refuse_udp_captures(plan: &Plan) -> Result<(), PlanError> {
     let captures = plan.trace.as_ref().is_some_and(|t| !t.pcap.is_empty());
     let udp = plan
-        .resolved_flows()
+        .flows
         .iter()
         .flat_map(|f| &f.app.streams)
         .any(|s| s.transport == Transport::Udp);

@@ -11,8 +11,7 @@ use crate::error::PlanError;
 #[serde(deny_unknown_fields)]
 pub struct PepPlan {
     pub name: String,
-    /// The router node it sits at: in the path form the node after link k is k + 2; in the
-    /// topology form a router's node id.
+    /// The router node it sits at.
     pub node: usize,
     /// Bytes the relay holds between reading one connection and writing the other.
     pub buffer: u64,
@@ -66,7 +65,7 @@ impl Plan {
         }
         let network = self.network();
         let link_nodes = self.link_nodes();
-        for (i, flow) in self.resolved_flows().iter().enumerate() {
+        for (i, flow) in self.flows.iter().enumerate() {
             let route = network.route(flow.src, flow.dst).unwrap_or_default();
             let crosses = route.iter().any(|&c| {
                 self.pep_at(crate::topology::reached(&link_nodes, c))
@@ -75,13 +74,8 @@ impl Plan {
             // A request/response flow carries data both ways, and a media flow's messages
             // are timed at its destination's receiver: neither runs through the relay.
             if crosses && matches!(flow.app.kind, AppKind::Rr | AppKind::Media) {
-                let field = if self.flows.is_empty() {
-                    "app.kind".to_owned()
-                } else {
-                    format!("flows.{i}.app.kind")
-                };
                 return Err(PlanError::field(
-                    field,
+                    format!("flows.{i}.app.kind"),
                     "a PEP relays one-way transfers (bulk, file, message); this flow crosses one",
                 ));
             }

@@ -29,3 +29,30 @@ pub fn atm_channel(error: Value) -> Value {
         "error": error, "framing": {"overhead_bytes": 0, "min_payload_bytes": 0},
         "atm": {"slot_octets": 53, "encapsulation_bytes": 8, "mtu": 9180}})
 }
+
+/// A two-host plan whose links run in a row from host 0 to host 1 and whose one flow carries
+/// `plan["app"]` that way: what tcplab.plan.topology_form makes of a path-form scenario (the
+/// router after link k is node k + 2, named `after-links.k`).
+#[allow(dead_code)] // each test crate compiles this module and uses a part of it
+pub fn path(mut plan: Value) -> Value {
+    let object = plan.as_object_mut().unwrap();
+    let app = object.remove("app").unwrap();
+    let links = object["links"].as_array_mut().unwrap();
+    let count = links.len();
+    let node = |k: usize| match k {
+        0 => 0,
+        k if k == count => 1,
+        k => k + 1,
+    };
+    for (k, link) in links.iter_mut().enumerate() {
+        link["nodes"] = json!([node(k), node(k + 1)]);
+    }
+    object.insert(
+        "routers".into(),
+        (0..count - 1)
+            .map(|k| json!({"name": format!("after-links.{k}")}))
+            .collect(),
+    );
+    object.insert("flows".into(), json!([{"src": 0, "dst": 1, "app": app}]));
+    plan
+}
