@@ -120,9 +120,33 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
     }
 }
 
+/// The names and constants Python shares with the simulator, defined once in the core:
+/// `{"congestion_controls": [...], "tcp_ip_header_bytes": 40, "wlan": {"slot_ns", "sifs_ns",
+/// "difs_ns", "cw_min", "ack_bytes", "plcp_ns": {"long", "short"}}}`.
+#[pyfunction]
+fn constants(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use tcplab_sim::wlan::phy;
+    let wlan = PyDict::new(py);
+    wlan.set_item("slot_ns", phy::SLOT_NS)?;
+    wlan.set_item("sifs_ns", phy::SIFS_NS)?;
+    wlan.set_item("difs_ns", phy::DIFS_NS)?;
+    wlan.set_item("cw_min", phy::CW_MIN)?;
+    wlan.set_item("ack_bytes", phy::ACK_BYTES)?;
+    let plcp = PyDict::new(py);
+    plcp.set_item("long", phy::LONG_PLCP_NS)?;
+    plcp.set_item("short", phy::SHORT_PLCP_NS)?;
+    wlan.set_item("plcp_ns", plcp)?;
+    let out = PyDict::new(py);
+    out.set_item("congestion_controls", tcplab_sim::tcp::cc::NAMES)?;
+    out.set_item("tcp_ip_header_bytes", tcplab_sim::plan::TCP_IP_HEADER_BYTES)?;
+    out.set_item("wlan", wlan)?;
+    Ok(out)
+}
+
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(constants, m)?)?;
     m.add_function(wrap_pyfunction!(run_columnar, m)?)?;
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     Ok(())

@@ -21,7 +21,7 @@ pub mod result;
 mod sim;
 pub mod tcp;
 pub mod topology;
-mod wlan;
+pub mod wlan;
 
 pub use columns::Table;
 pub use error::PlanError;

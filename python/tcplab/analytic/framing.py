@@ -11,8 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-# IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost.
-TCP_IP_HEADER_BYTES = 40
 # RFC 7323 §3: the timestamps option, padded with two NOPs.
 TIMESTAMP_OPTION_BYTES = 12
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tcplab.analytic.framing import TCP_IP_HEADER_BYTES, direction_wire_bytes
+from tcplab.analytic.framing import direction_wire_bytes
 from tcplab.analytic.wlan import wlan_exchange_s
+from tcplab.shared import TCP_IP_HEADER_BYTES
 
 # Largest window a 16-bit window field can offer without window scaling (RFC 7323 §2).
 MAX_UNSCALED_WINDOW_BYTES = 65535

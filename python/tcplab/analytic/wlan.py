@@ -6,14 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tcplab.analytic.framing import TCP_IP_HEADER_BYTES, direction_wire_bytes
+from tcplab import shared
+from tcplab.analytic.framing import direction_wire_bytes
+from tcplab.shared import TCP_IP_HEADER_BYTES
 
-WLAN_SLOT_S = 20e-6
-WLAN_SIFS_S = 10e-6
-WLAN_DIFS_S = WLAN_SIFS_S + 2 * WLAN_SLOT_S
-WLAN_CW_MIN = 31
-WLAN_ACK_BYTES = 14
-WLAN_PLCP_S = {"long": 192e-6, "short": 96e-6}
+WLAN_SLOT_S = shared.WLAN_SLOT_NS / 1e9
+WLAN_SIFS_S = shared.WLAN_SIFS_NS / 1e9
+WLAN_DIFS_S = shared.WLAN_DIFS_NS / 1e9
+WLAN_CW_MIN = shared.WLAN_CW_MIN
+WLAN_ACK_BYTES = shared.WLAN_ACK_BYTES
+WLAN_PLCP_S = {preamble: ns / 1e9 for preamble, ns in shared.WLAN_PLCP_NS.items()}
 
 
 def wlan_frame_s(mpdu_bytes: int, rate_bps: float, preamble: str) -> float:

@@ -32,6 +32,7 @@ from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace, emu_media, emu
 from tcplab.emu import EmuError, EmuNetwork, HostSetup, require_root
 from tcplab.errors import FieldRefused
 from tcplab.measure.workload import Workload
+from tcplab.shared import TCP_IP_HEADER_BYTES
 
 NS_PER_S = 1_000_000_000
 PORT = 5210
@@ -81,8 +82,6 @@ HANDLED_TCP_FIELDS = frozenset(
 )
 # CUBIC's HyStart switch: a module parameter of the whole machine, not of a namespace.
 CUBIC_HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
-# IPv4 + TCP header bytes without options: the MTU that carries an MSS.
-HEADER_BYTES = 40
 MIN_MTU = 1500
 READ_SIZE = 128 * 1024
 # Beyond the test's own duration: setup, handshake, the report's way back.
@@ -422,7 +421,7 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
     validate(plan)
     require_root()
     sender, receiver = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
-    mtu = max(MIN_MTU, max(int(sender["mss"]), int(receiver["mss"])) + HEADER_BYTES)
+    mtu = max(MIN_MTU, max(int(sender["mss"]), int(receiver["mss"])) + TCP_IP_HEADER_BYTES)
     duration_s = plan["duration_ns"] / NS_PER_S
     config = {
         "seed": plan["seed"],
@@ -438,7 +437,7 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
         *(p[side] for p in emu_pep.peps(plan) for side in ("client_side", "server_side")),
         receiver,
     ]
-    mtu = max(mtu, *(int(tcp["mss"]) + HEADER_BYTES for tcp in ends))
+    mtu = max(mtu, *(int(tcp["mss"]) + TCP_IP_HEADER_BYTES for tcp in ends))
     hosts = (host_setup(sender, ends[1]), host_setup(receiver, ends[-2]))
     iperf3 = plan["app"].get("tool", "tcplab") == "iperf3"
     media = plan["app"]["kind"] == "media"

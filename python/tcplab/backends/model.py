@@ -16,11 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tcplab.analytic.framing import (
-    TCP_IP_HEADER_BYTES,
-    TIMESTAMP_OPTION_BYTES,
-    direction_wire_bytes,
-)
+from tcplab.analytic.framing import TIMESTAMP_OPTION_BYTES, direction_wire_bytes
 from tcplab.analytic.loss import (
     cubic_response_bps,
     direction_packet_error_rate,
@@ -45,6 +41,7 @@ from tcplab.analytic.window import window_bound_bps, window_in_flight_bytes, win
 from tcplab.analytic.wlan import wlan_goodput_bps
 from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
 from tcplab.errors import FieldRefused
+from tcplab.shared import TCP_IP_HEADER_BYTES
 
 # Congestion controls with a closed-form loss response here: Reno's (PFTK, Mathis), and
 # CUBIC's (RFC 9438 §5.1). Loss-free, CUBIC is standard slow start up to the window limit

@@ -11,7 +11,7 @@ from pydantic import (
     model_validator,
 )
 
-from tcplab import profiles
+from tcplab import profiles, shared
 from tcplab.spec import cpu_profiles, units
 from tcplab.spec.fields import Duration, Name, PositiveDuration, Size, StrictModel
 
@@ -31,7 +31,7 @@ class Tcp(StrictModel):
     profile: Literal[tuple(profiles.STACKS)] = Field(  # type: ignore[valid-type]
         profiles.DEFAULT_STACK, description="stack profile whose settings the fields override"
     )
-    cc: Literal["tahoe", "reno", "newreno", "cubic", "hybla", "bbr"] = Field(
+    cc: Literal[shared.CONGESTION_CONTROLS] = Field(  # type: ignore[valid-type]
         "newreno", description="congestion control algorithm"
     )
     sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")

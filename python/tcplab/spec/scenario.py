@@ -16,6 +16,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from tcplab.analytic.framing import (
     ENCAPSULATIONS,
 )
+from tcplab.shared import TCP_IP_HEADER_BYTES
 from tcplab.spec.apps import App
 from tcplab.spec.atm import Abr
 from tcplab.spec.fields import Name, PositiveDuration, StrictModel
@@ -292,12 +293,12 @@ def _mtu_problems(spec: Spec) -> list[str]:
             else [h for h in spec.hosts if h.name in (link.between or ())]
         )
         for host in ends:
-            if host.tcp.mss + 40 > mtu:
+            if host.tcp.mss + TCP_IP_HEADER_BYTES > mtu:
                 index = spec.hosts.index(host)
                 problems.append(
-                    f"hosts.{index}.tcp.mss: {host.tcp.mss} + 40 bytes of TCP/IP headers exceed"
-                    f" the {mtu}-byte MTU of links.{i} ({link.encapsulation or 'llc-snap'});"
-                    f" at most {mtu - 40}"
+                    f"hosts.{index}.tcp.mss: {host.tcp.mss} + {TCP_IP_HEADER_BYTES} bytes of"
+                    f" TCP/IP headers exceed the {mtu}-byte MTU of links.{i}"
+                    f" ({link.encapsulation or 'llc-snap'}); at most {mtu - TCP_IP_HEADER_BYTES}"
                 )
     return problems
 

@@ -9,7 +9,7 @@
 
 mod dcf;
 mod medium;
-mod phy;
+pub mod phy;
 
 use crate::engine::{Nanos, RngStream};
 use crate::flow::Wake;

@@ -18,8 +18,9 @@ pub const CW_MAX: u32 = 1023;
 /// An ACK frame: frame control 2, duration 2, receiver address 6, FCS 4 (§7.2.1.3).
 pub const ACK_BYTES: u64 = 14;
 
-const LONG_PLCP_NS: Nanos = 192_000;
-const SHORT_PLCP_NS: Nanos = 96_000;
+/// The PLCP preamble and header (§18.2.2): long 192 µs, short 96 µs.
+pub const LONG_PLCP_NS: Nanos = 192_000;
+pub const SHORT_PLCP_NS: Nanos = 96_000;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Phy {

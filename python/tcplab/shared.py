@@ -1,0 +1,21 @@
+"""Names and constants the Python side shares with the simulator, read from the Rust core
+(`tcplab._sim.constants()`) so that each is defined once: the congestion controls the
+simulator implements, the TCP/IP header size, and the 802.11b PHY timings."""
+
+from __future__ import annotations
+
+from tcplab import _sim
+
+_CONSTANTS = _sim.constants()
+
+CONGESTION_CONTROLS: tuple[str, ...] = tuple(_CONSTANTS["congestion_controls"])
+"""Every `[hosts.tcp] cc` the simulator runs (crates/sim/src/tcp/cc/mod.rs: NAMES)."""
+TCP_IP_HEADER_BYTES: int = _CONSTANTS["tcp_ip_header_bytes"]
+"""IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost."""
+WLAN_SLOT_NS: int = _CONSTANTS["wlan"]["slot_ns"]
+WLAN_SIFS_NS: int = _CONSTANTS["wlan"]["sifs_ns"]
+WLAN_DIFS_NS: int = _CONSTANTS["wlan"]["difs_ns"]
+WLAN_CW_MIN: int = _CONSTANTS["wlan"]["cw_min"]
+WLAN_ACK_BYTES: int = _CONSTANTS["wlan"]["ack_bytes"]
+WLAN_PLCP_NS: dict[str, int] = dict(_CONSTANTS["wlan"]["plcp_ns"])
+"""802.11b (IEEE 802.11-1999 §9.2.3, §15.3.3, §18.2.2): crates/sim/src/wlan/phy.rs."""

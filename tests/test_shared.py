@@ -1,0 +1,35 @@
+"""The names and constants Python reads from the Rust core (tcplab.shared), and the
+backends' own tables that are keyed by them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcplab import shared
+from tcplab.analytic import wlan
+from tcplab.backends import emu, model
+from tcplab.errors import SpecError
+from tcplab.spec import validate_spec
+
+
+def test_the_spec_accepts_exactly_the_simulators_congestion_controls() -> None:
+    for cc in shared.CONGESTION_CONTROLS:
+        validate_spec({"hosts": [{"name": "a", "tcp": {"cc": cc}}, {"name": "b"}],
+                       "links": [{"rate": "1Mbps", "delay": "1ms"}]})
+    with pytest.raises(SpecError, match="hosts.0.tcp.cc"):
+        validate_spec({"hosts": [{"name": "a", "tcp": {"cc": "vegas"}}, {"name": "b"}],
+                       "links": [{"rate": "1Mbps", "delay": "1ms"}]})
+
+
+def test_backend_tables_name_only_congestion_controls_the_simulator_has() -> None:
+    # A name removed or misspelt in the core would otherwise linger in a backend's table.
+    assert set(model._ACCEPTED_CC) <= set(shared.CONGESTION_CONTROLS)
+    assert set(emu.LINUX_CC) <= set(shared.CONGESTION_CONTROLS)
+
+
+def test_the_model_uses_the_simulators_802_11b_timings() -> None:
+    # IEEE 802.11-1999 §9.2.3: DIFS = SIFS + 2 slots; 802.11b long PLCP 192 us.
+    assert wlan.WLAN_DIFS_S == pytest.approx(wlan.WLAN_SIFS_S + 2 * wlan.WLAN_SLOT_S)
+    assert wlan.WLAN_PLCP_S == {"long": 192e-6, "short": 96e-6}
+    assert (wlan.WLAN_CW_MIN, wlan.WLAN_ACK_BYTES) == (31, 14)
+    assert shared.TCP_IP_HEADER_BYTES == 40
