@@ -22,6 +22,8 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:
     import tomli as tomllib
+from tcplab import profiles
+from tcplab.spec.hosts import Tcp
 from tcplab.spec.scenario import Spec
 
 
@@ -95,7 +97,27 @@ def load_spec(path: str | PathLike[str]) -> Spec:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file, for editors and `tcplab schema`."""
     schema = Spec.model_json_schema()
+    _profile_defaults(schema["$defs"]["Tcp"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def _profile_defaults(tcp: dict[str, Any]) -> None:
+    """Each `[hosts.tcp]` field's default as it applies: the default profile's value, and
+    where the stack profiles differ, every profile's (`x-default-by-profile`, and in the
+    description), rather than the model's own default, which a profile may replace."""
+    effective = {
+        name: Tcp.model_validate({"profile": name}).model_dump(mode="json")
+        for name in profiles.STACKS
+    }
+    for field, prop in tcp["properties"].items():
+        if field == "profile":
+            continue
+        values = {name: settings[field] for name, settings in effective.items()}
+        prop["default"] = values[profiles.DEFAULT_STACK]
+        if len({json.dumps(value) for value in values.values()}) > 1:
+            prop["x-default-by-profile"] = values
+            shown = "; ".join(f"{name} {json.dumps(value)}" for name, value in values.items())
+            prop["description"] = f"{prop.get('description', '')} (default by profile: {shown})"
 
 
 def canonical_dict(spec: Spec) -> dict[str, Any]:
