@@ -61,6 +61,7 @@ def test_window_limited_points_and_initial_window(tmp_path: Path) -> None:
         tmp_path,
         """
 [[sets]]
+kind = ["ethernet"]
 rate = ["1Gbps"]
 delay = ["300ms"]
 queue_bdp = [4]
@@ -69,8 +70,11 @@ initial_window = [256]
 rcvbuf = ["64KiB"]
 """,
     )
-    (point,) = calibrate.load_grid(path).points
-    assert point.name == "1Gbps-300ms-q4bdp-cubic-iw256-rcv64KiB"
+    grid = calibrate.load_grid(path)
+    (point,) = grid.points
+    assert point.name == "1Gbps-300ms-q4bdp-cubic-ethernet-iw256-rcv64KiB"
+    assert grid.spec.sweep is not None
+    assert grid.spec.sweep.parameters["links.0.kind"] == ["ethernet"]
     assert point.rcvbuf == 65536
     # 75 MB of pipe and 300 MB of queue, twice over, rounded up to a power of two.
     assert point.sndbuf == 2**30
