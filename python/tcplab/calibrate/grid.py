@@ -40,9 +40,12 @@ PACKET_BYTES = 1500
 # A queue of fewer than two packets cannot hold a packet behind the one being sent.
 MIN_QUEUE_PACKETS = 2
 # "auto" buffers: room for the path's whole pipe and queue twice over, so that the path,
-# not a window, limits the sender; never below 4 MiB (the linux profile's sndbuf).
+# not a window, limits the sender; never below 4 MiB (the linux profile's sndbuf)...
 AUTO = "auto"
 MIN_AUTO_BUFFER = 4 * 2**20
+# ... and never above 512 MiB: the emu backend sets the namespace's tcp_wmem and tcp_rmem
+# to twice the buffer, and Linux refuses a value above 2^31 - 1 there.
+MAX_AUTO_BUFFER = 2**29
 # The swept fields of the grid's scenario, in this order; `name` first labels the point.
 SWEPT = (
     "name",
@@ -208,7 +211,7 @@ def _expand(axes: _Axes) -> list[GridPoint]:
         bdp = rate * 2 * delay / 1e9 / 8
         queue = max(MIN_QUEUE_PACKETS, round(queue_bdp * bdp / PACKET_BYTES))
         need = 2 * (bdp + queue * PACKET_BYTES)
-        auto = max(MIN_AUTO_BUFFER, 2 ** math.ceil(math.log2(need)))
+        auto = min(MAX_AUTO_BUFFER, max(MIN_AUTO_BUFFER, 2 ** math.ceil(math.log2(need))))
         name = f"{units.format_rate(rate)}-{units.format_duration(delay)}-q{queue_bdp:g}bdp-{cc}"
         if kind != "p2p":
             name += f"-{kind}"
