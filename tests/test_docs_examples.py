@@ -73,6 +73,10 @@ NOT_RUN: dict[str, str] = {
     "sudo tcplab compare examples/geo-netperf.toml --backends sim,emu --json > both.json": _EMU,
     "sudo tcplab emu cleanup": _EMU,
     "sudo tcplab calibrate calibration/standard.toml --kernel-only": _KERNEL,
+    "tcplab calibrate calibration/standard.toml --sim-only --html calibration-standard.html": (
+        "the whole standard grid on the simulator: 10 minutes and more (BBR at 1 Gb/s); the"
+        " regression grid's --sim-only runs here"
+    ),
     "sudo tcplab calibrate calibration/regression.toml --kernel-only --force": _KERNEL,
     "sudo tcplab calibrate calibration/regression.toml --points 100Mbps-* --force": _KERNEL,
     "tcplab run examples/geo-emu.toml": _EMU,
