@@ -1,7 +1,8 @@
 //! The plan JSON entry point (`run_json`) never panics: every plan in the fuzz corpus
 //! (fuzz/corpus/plan_json, the examples resolved with a 1 s duration) and deterministic
-//! mutations of each (a field set to an extreme or a wrong type, or removed) either runs or
-//! is refused with an error. The same target runs under cargo-fuzz (fuzz/README.md).
+//! mutations of each (a field set to an extreme or a wrong type, or removed; 6 per plan,
+//! PLAN_FUZZ_MUTATIONS=N for more) either runs or is refused with an error. The same target
+//! runs under cargo-fuzz (fuzz/README.md).
 
 use std::panic;
 use std::path::Path;
@@ -115,11 +116,16 @@ fn the_plan_entry_point_refuses_or_runs_every_mutated_plan() {
         .collect();
     files.sort();
     assert!(files.len() >= 10, "{} corpus plans", files.len());
+    // PLAN_FUZZ_MUTATIONS=N for a longer run (e.g. in release: cargo test --release).
+    let mutations: u64 = std::env::var("PLAN_FUZZ_MUTATIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(6);
     let mut panics = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("a corpus plan");
         let original: Value = serde_json::from_str(&text).expect("corpus plans are JSON");
-        let cases = std::iter::once(original.clone()).chain((0..6u64).map(|case| {
+        let cases = std::iter::once(original.clone()).chain((0..mutations).map(|case| {
             let mut rng = SplitMix(case);
             let mut plan = original.clone();
             for _ in 0..=rng.below(2) {
