@@ -324,6 +324,22 @@ fn probability(field: &str, p: f64) -> Result<(), PlanError> {
     }
 }
 
+/// The longest time a plan may name, 2^62 ns (146 years): a clock reading plus any such
+/// span stays within u64 (an interval of 2^64 - 1 ns wrapped the sampling clock and grew
+/// the trace without end).
+pub const MAX_TIME_NS: u64 = 1 << 62;
+
+fn within_clock(field: &str, ns: u64) -> Result<(), PlanError> {
+    if ns <= MAX_TIME_NS {
+        Ok(())
+    } else {
+        Err(PlanError::field(
+            field,
+            format!("{ns} ns; accepted: at most {MAX_TIME_NS} ns (146 years)"),
+        ))
+    }
+}
+
 fn positive(field: &str, v: u64) -> Result<(), PlanError> {
     if v > 0 {
         Ok(())
@@ -361,9 +377,14 @@ impl Plan {
     }
 
     pub fn validate(&self) -> Result<(), PlanError> {
-        positive("duration_ns", self.duration_ns)?;
-        positive("interval_ns", self.interval_ns)?;
-        positive("trace_interval_ns", self.trace_interval_ns)?;
+        for (field, ns) in [
+            ("duration_ns", self.duration_ns),
+            ("interval_ns", self.interval_ns),
+            ("trace_interval_ns", self.trace_interval_ns),
+        ] {
+            positive(field, ns)?;
+            within_clock(field, ns)?;
+        }
         for (i, host) in self.hosts.iter().enumerate() {
             host.tcp.validate(&format!("hosts.{i}.tcp"))?;
             if let Some(cpu) = &host.cpu {
@@ -374,6 +395,7 @@ impl Plan {
             for (dir, ch) in [("forward", &link.forward), ("reverse", &link.reverse)] {
                 let at = format!("links.{i}.{dir}");
                 positive(&format!("{at}.rate_bps"), ch.rate_bps)?;
+                within_clock(&format!("{at}.delay_ns"), ch.delay_ns)?;
                 let limit = match ch.queue {
                     QueuePlan::Packets(n) | QueuePlan::Bytes(n) => n,
                 };

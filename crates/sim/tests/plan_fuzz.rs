@@ -135,6 +135,9 @@ fn the_plan_entry_point_refuses_or_runs_every_mutated_plan() {
         }));
         for plan in cases {
             let bytes = plan.to_string().into_bytes();
+            if std::env::var_os("PLAN_FUZZ_VERBOSE").is_some() {
+                eprintln!("{}: {}", file.display(), plan);
+            }
             if panic::catch_unwind(|| target(&bytes)).is_err() {
                 panics.push(format!("{}: {}", file.display(), plan));
             }
@@ -200,5 +203,45 @@ fn a_socket_buffer_past_a_gibibyte_is_refused() {
     assert_eq!(
         err,
         "hosts.0.tcp.sndbuf: 9223372036854775807 bytes; accepted: 1..=1073741824"
+    );
+}
+
+#[test]
+fn times_past_the_clock_range_are_refused() {
+    // Issue #15's plan fuzzing: trace_interval_ns = 2^64 - 1 wrapped the sampling clock
+    // and grew the trace until the allocator aborted.
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/plan_json");
+    let text = std::fs::read_to_string(corpus.join("atm-abr.json")).expect("a corpus plan");
+    for field in ["trace_interval_ns", "interval_ns", "duration_ns"] {
+        let mut plan: Value = serde_json::from_str(&text).expect("JSON");
+        plan[field] = json!(u64::MAX);
+        let err = tcplab_sim::run_json(&plan.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(&format!(
+            "{field}: 18446744073709551615 ns; accepted: at most"
+        )));
+    }
+    let mut plan: Value = serde_json::from_str(&text).expect("JSON");
+    plan["links"][0]["forward"]["delay_ns"] = json!(u64::MAX);
+    let err = tcplab_sim::run_json(&plan.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("links.0.forward.delay_ns: "), "{err}");
+}
+
+#[test]
+fn an_aal5_frame_past_its_largest_is_refused() {
+    // Issue #15's plan fuzzing: encapsulation_bytes = 2^32 - 1 queued 4 GB of cells.
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/plan_json");
+    let text = std::fs::read_to_string(corpus.join("atm-lan.json")).expect("a corpus plan");
+    let mut plan: Value = serde_json::from_str(&text).expect("JSON");
+    plan["links"][1]["reverse"]["atm"]["encapsulation_bytes"] = json!(u32::MAX);
+    let err = tcplab_sim::run_json(&plan.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("links.1.reverse.atm.encapsulation_bytes: 4294967295 + an MTU of"),
+        "{err}"
     );
 }

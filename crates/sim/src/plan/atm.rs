@@ -20,6 +20,9 @@ pub struct AtmPlan {
     pub mtu: u32,
 }
 
+/// The most an AAL5 frame carries (ITU-T I.363.5): encapsulation and IP datagram together.
+pub const MAX_AAL5_SDU: u64 = 65_535;
+
 /// An ATM switch's output ports: a cell buffer each, and how it discards.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +73,17 @@ impl Plan {
                     return Err(PlanError::field(
                         format!("{at}.atm.mtu"),
                         "must exceed the 40 bytes of TCP/IP headers",
+                    ));
+                }
+                if u64::from(atm.encapsulation_bytes) + u64::from(atm.mtu) > MAX_AAL5_SDU {
+                    // ITU-T I.363.5: an AAL5 CPCS-PDU carries at most 65535 octets.
+                    return Err(PlanError::field(
+                        format!("{at}.atm.encapsulation_bytes"),
+                        format!(
+                            "{} + an MTU of {} is more than an AAL5 frame carries \
+                             ({MAX_AAL5_SDU} bytes)",
+                            atm.encapsulation_bytes, atm.mtu
+                        ),
                     ));
                 }
                 if matches!(ch.error, ErrorPlan::GilbertElliott { .. }) {
