@@ -4,9 +4,9 @@ simulator implements, the TCP/IP header size, and the 802.11b PHY timings."""
 
 from __future__ import annotations
 
-from tcplab import _sim
+from tcplab._sim import constants
 
-_CONSTANTS = _sim.constants()
+_CONSTANTS = constants()
 
 CONGESTION_CONTROLS: tuple[str, ...] = tuple(_CONSTANTS["congestion_controls"])
 """Every `[hosts.tcp] cc` the simulator runs (crates/sim/src/tcp/cc/mod.rs: NAMES)."""

@@ -143,7 +143,7 @@ def _log_interpolate(table: tuple[tuple[float, float], ...], x: float) -> float:
         return table[i][1]
     (x0, y0), (x1, y1) = table[i - 1], table[i]
     t = (x - x0) / (x1 - x0)
-    return 10.0 ** (math.log10(y0) + t * (math.log10(y1) - math.log10(y0)))
+    return float(10.0 ** (math.log10(y0) + t * (math.log10(y1) - math.log10(y0))))
 
 
 def ber_conv_k7_r34(ebno_db: float) -> float:

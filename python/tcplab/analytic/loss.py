@@ -174,7 +174,7 @@ def cubic_response_bps(mss: int, rtt_s: float, p: float, w_max: float) -> float:
     """
     window = (CUBIC_C * (3 + CUBIC_BETA) / (4 * (1 - CUBIC_BETA))) ** 0.25
     window *= rtt_s**0.75 / p**0.75
-    return 8.0 * mss * min(window, w_max) / rtt_s
+    return float(8.0 * mss * min(window, w_max) / rtt_s)
 
 
 def pftk_approx_bps(mss: int, rtt_s: float, p: float, b: int, w_max: float, t0_s: float) -> float:

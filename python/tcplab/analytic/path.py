@@ -31,7 +31,7 @@ def link_goodput_bps(
     with timestamps) and the link's framing (the "cell tax" generalised; cf. the ATM form
     in Kalyanaraman et al., IEEE Commun. Mag. 36(6), 1998).
     """
-    return direction["rate_bps"] * mss / direction_wire_bytes(direction, mss + header)
+    return float(direction["rate_bps"] * mss / direction_wire_bytes(direction, mss + header))
 
 
 def link_goodput_bound_bps(
@@ -50,7 +50,7 @@ def ack_path_goodput_bps(
     This is the asymmetric-path limit of RFC 3449 §3.1 (normalized bandwidth ratio).
     """
     acks_per_s = direction["rate_bps"] / (8.0 * direction_wire_bytes(direction, header))
-    return acks_per_s * b * mss * 8.0
+    return float(acks_per_s * b * mss * 8.0)
 
 
 def effective_rtt_s(

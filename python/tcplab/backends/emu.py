@@ -618,7 +618,7 @@ def _per_cpu(goodput: float, percent: float | None) -> float | None:
     return goodput / (percent / 100) if percent else None
 
 
-def _hosts(plan: Mapping[str, Any], goodput: float, emu: Mapping[str, Any]) -> list[dict]:
+def _hosts(plan: Mapping[str, Any], goodput: float, emu: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The two hosts' CPU use as the measurement tool reports it (whole-machine CPU time,
     as iperf3's host_total and remote_total: both namespaces share this machine)."""
     rows = []

@@ -155,7 +155,7 @@ def to_result(
     }
 
 
-def _series(arrivals: list[tuple[int, int]], interval_ns: int, elapsed_s: float) -> dict:
+def _series(arrivals: list[tuple[int, int]], interval_ns: int, elapsed_s: float) -> dict[str, Any]:
     """Delivered message bytes per interval, by arrival time (right-closed intervals, as
     the simulator counts them)."""
     count = max(1, math.ceil(elapsed_s * NS_PER_S / interval_ns - 1e-9))

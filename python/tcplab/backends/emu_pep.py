@@ -104,7 +104,9 @@ def start_relays(
     return relays[::-1]
 
 
-def finish_relays(relays: Sequence[subprocess.Popen[str]], timeout_s: float) -> list[dict]:
+def finish_relays(
+    relays: Sequence[subprocess.Popen[str]], timeout_s: float
+) -> list[dict[str, Any]]:
     """Each relay's report, in path order, once the connections through it have ended."""
     reports = []
     for relay in relays:
@@ -179,7 +181,7 @@ def add_segments(
     return {**result, "segments": rows}
 
 
-def sockets(plan: Mapping[str, Any], reports: Sequence[Mapping[str, Any]]) -> list[dict]:
+def sockets(plan: Mapping[str, Any], reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the kernel made of each PEP's sockets on the data connection: congestion
     control, buffers as getsockopt returns them, MSS (summary["emu"]["peps"])."""
     return [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -31,17 +31,26 @@ def _quantity(
     ]
 
 
-Rate = _quantity(units.parse_rate, units.format_rate, units.RATE_JSON_SCHEMA)
-NonNegativeRate = _quantity(
-    partial(units.parse_rate, positive=False), units.format_rate, units.RATE_JSON_SCHEMA
-)
-Duration = _quantity(units.parse_duration, units.format_duration, units.DURATION_JSON_SCHEMA)
-PositiveDuration = _quantity(
-    partial(units.parse_duration, positive=True),
-    units.format_duration,
-    units.DURATION_JSON_SCHEMA,
-)
-Size = _quantity(units.parse_size, units.format_size, units.SIZE_JSON_SCHEMA)
+if TYPE_CHECKING:
+    # What a validated field holds: an integer in the simulator's units (a scenario may
+    # write a string with a unit; the validator turns it into this).
+    Rate: TypeAlias = int
+    NonNegativeRate: TypeAlias = int
+    Duration: TypeAlias = int
+    PositiveDuration: TypeAlias = int
+    Size: TypeAlias = int
+else:
+    Rate = _quantity(units.parse_rate, units.format_rate, units.RATE_JSON_SCHEMA)
+    NonNegativeRate = _quantity(
+        partial(units.parse_rate, positive=False), units.format_rate, units.RATE_JSON_SCHEMA
+    )
+    Duration = _quantity(units.parse_duration, units.format_duration, units.DURATION_JSON_SCHEMA)
+    PositiveDuration = _quantity(
+        partial(units.parse_duration, positive=True),
+        units.format_duration,
+        units.DURATION_JSON_SCHEMA,
+    )
+    Size = _quantity(units.parse_size, units.format_size, units.SIZE_JSON_SCHEMA)
 QueueLimit = Annotated[
     units.QueueLimit,
     PlainValidator(units.parse_queue_limit),
