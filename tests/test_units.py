@@ -183,3 +183,11 @@ def test_canonical_spellings_read_like_people_write_them() -> None:
     assert units.format_duration(60_000_000_000) == "60s"
     assert units.format_size(2_097_152) == "2MiB"
     assert units.format_queue_limit(QueueLimit("packets", 100)) == "100p"
+
+
+def test_a_duration_past_the_clock_range_is_refused() -> None:
+    # Issue #15's fuzzing: interval = "99999999999999999999s" reached the simulator as a
+    # float it could not read; 2^62 ns is the longest time a plan may hold.
+    assert units.parse_duration("1000000000s") == 10**18
+    with pytest.raises(ValueError, match=r"longer than the simulator's clock spans; accepted: at"):
+        units.parse_duration("5000000000s")

@@ -25,6 +25,9 @@ RATE_UNITS: dict[str, int] = {
     "Mbit/s": 10**6,
     "Gbit/s": 10**9,
 }
+# The longest duration: 2^62 ns, the simulator's bound on any time in a plan
+# (crates/sim/src/plan.rs MAX_TIME_NS), so that a clock reading plus a span fits in u64.
+MAX_DURATION_NS = 1 << 62
 DURATION_UNITS: dict[str, int] = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
 SIZE_UNITS: dict[str, int] = {
     "B": 1,
@@ -125,8 +128,8 @@ def parse_rate(value: object, *, positive: bool = True) -> int:
 
 
 def parse_duration(value: object, *, positive: bool = False) -> int:
-    """A duration such as "275ms", "1.5s" or "10us" → nanoseconds."""
-    return _parse(
+    """A duration such as "275ms", "1.5s" or "10us" → nanoseconds, at most MAX_DURATION_NS."""
+    ns = _parse(
         value,
         what="duration",
         units=DURATION_UNITS,
@@ -134,6 +137,12 @@ def parse_duration(value: object, *, positive: bool = False) -> int:
         example="275ms",
         positive=positive,
     )
+    if ns > MAX_DURATION_NS:
+        raise ValueError(
+            f"{value!r:.40} is longer than the simulator's clock spans; accepted: at most"
+            f" {format_duration(MAX_DURATION_NS)} (146 years)"
+        )
+    return ns
 
 
 def parse_size(value: object, *, positive: bool = True) -> int:
