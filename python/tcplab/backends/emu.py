@@ -542,29 +542,18 @@ def to_result(
             "max_peer_window_bytes": max(windows, default=None),
             "cpu_percent_sender": end["cpu_utilization_percent"]["host_total"],
             "cpu_percent_receiver": end["cpu_utilization_percent"]["remote_total"],
-            "timing_error_us": emulator["timing_error"],
-            "emulator_cpu_s": emulator["cpu_s"],
-            "emulator_wall_s": (emulator["end_monotonic_ns"] - emulator["start_monotonic_ns"])
-            / NS_PER_S,
-            "tun_write_errors": sum(d["write_errors"] for d in emulator["directions"]),
-            "realtime_thread": emulator["realtime"],
+            **_emulator_columns(emulator),
             "interval_origin": start["origin"],
             "netstat": netstat,
         },
     }
-    flows = [
-        {
-            "flow": 0,
-            "src": plan["hosts"][0]["name"],
-            "dst": plan["hosts"][-1]["name"],
-            "goodput_bps": goodput,
-            "bytes_delivered": delivered,
-            "retransmits": end["sum_sent"].get("retransmits"),
-            "timeouts": netstat.get("TCPTimeouts"),
-            "persist_probes": netstat.get("TCPWinProbe"),
-            **tcp_info_columns(info),
-        }
-    ]
+    sender = {
+        "retransmits": end["sum_sent"].get("retransmits"),
+        "timeouts": netstat.get("TCPTimeouts"),
+        "persist_probes": netstat.get("TCPWinProbe"),
+        **tcp_info_columns(info),
+    }
+    flows = [_flow_row(plan, goodput, delivered, sender)]
     summary.update(_host_summary(goodput, summary["emu"]))
     rr = _transactions(end.get("transactions"))
     if rr is not None:
@@ -578,6 +567,33 @@ def to_result(
         "trace": _trace(trace),
     }
     return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
+
+
+def _flow_row(
+    plan: Mapping[str, Any], goodput: float, delivered: int, sender: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The result's one flow row of a measurement between the plan's two hosts: what
+    arrived, and the sender's columns as the tool that measured it reports them."""
+    return {
+        "flow": 0,
+        "src": plan["hosts"][0]["name"],
+        "dst": plan["hosts"][-1]["name"],
+        "goodput_bps": goodput,
+        "bytes_delivered": delivered,
+        **sender,
+    }
+
+
+def _emulator_columns(emulator: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary's `emu` columns that describe the link emulator itself."""
+    return {
+        "timing_error_us": emulator["timing_error"],
+        "emulator_cpu_s": emulator["cpu_s"],
+        "emulator_wall_s": (emulator["end_monotonic_ns"] - emulator["start_monotonic_ns"])
+        / NS_PER_S,
+        "tun_write_errors": sum(d["write_errors"] for d in emulator["directions"]),
+        "realtime_thread": emulator["realtime"],
+    }
 
 
 def tcp_info_columns(info: Mapping[str, Any]) -> dict[str, Any]:
@@ -715,33 +731,22 @@ def iperf3_result(
             "max_peer_window_bytes": max((s.get("snd_wnd") or 0 for s in streams), default=None),
             "cpu_percent_sender": cpu.get("host_total"),
             "cpu_percent_receiver": cpu.get("remote_total"),
-            "timing_error_us": emulator["timing_error"],
-            "emulator_cpu_s": emulator["cpu_s"],
-            "emulator_wall_s": (emulator["end_monotonic_ns"] - emulator["start_monotonic_ns"])
-            / NS_PER_S,
-            "tun_write_errors": sum(d["write_errors"] for d in emulator["directions"]),
-            "realtime_thread": emulator["realtime"],
+            **_emulator_columns(emulator),
             "interval_origin": "iperf3_server_test_start",
         },
     }
     last = streams[-1] if streams else {}
-    flows = [
-        {
-            "flow": 0,
-            "src": plan["hosts"][0]["name"],
-            "dst": plan["hosts"][-1]["name"],
-            "goodput_bps": goodput,
-            "bytes_delivered": delivered,
-            "retransmits": sent.get("retransmits"),
-            "timeouts": None,
-            "persist_probes": None,
-            "srtt_s": (last.get("rtt") or 0) / 1e6,
-            "min_rtt_s": (end["streams"][0]["sender"].get("min_rtt") or 0) / 1e6
-            if end.get("streams")
-            else None,
-            "final_cwnd_bytes": last.get("snd_cwnd"),
-        }
-    ]
+    sender = {
+        "retransmits": sent.get("retransmits"),
+        "timeouts": None,
+        "persist_probes": None,
+        "srtt_s": (last.get("rtt") or 0) / 1e6,
+        "min_rtt_s": (end["streams"][0]["sender"].get("min_rtt") or 0) / 1e6
+        if end.get("streams")
+        else None,
+        "final_cwnd_bytes": last.get("snd_cwnd"),
+    }
+    flows = [_flow_row(plan, goodput, delivered, sender)]
     trace_rows = [
         {
             "t_s": s["end"],
