@@ -108,6 +108,15 @@ def tcp(
         "cwnd_validation": cc == "cubic",
         # ns-3's TcpSocketBase connects with a SYN.
         "handshake": True,
+        # ns-3 recovers by duplicate ACKs (RFC 6675 with SACK), not RACK-TLP
+        "loss_recovery": "classic",
+        # The comparison keeps the CUBIC it was validated with (RFC 9438 as written), and
+        # ns-3's receiver has neither Linux's quick ACKs nor its window growth.
+        "cubic_variant": "rfc9438",
+        "quickack": False,
+        "initial_rwnd": None,
+        # ns-3 floors the whole RTO with MinRto (RFC 6298).
+        "rto_form": "rfc6298",
     }
 
 

@@ -13,6 +13,7 @@ from syrupy.assertion import SnapshotAssertion
 # 2.048 Mb/s link with 275 ms one way, PPP framing, 32 KiB buffers, no window scaling.
 _TCP: dict[str, Any] = {
     "cc": "newreno",
+    "cubic_variant": "rfc9438",
     "sndbuf": 32768,
     "rcvbuf": 32768,
     "mss": 1460,
@@ -22,14 +23,19 @@ _TCP: dict[str, Any] = {
     "timestamps": False,
     "abc": False,
     "hystart": False,
+    "hystart_variant": "rfc9406",
     "delayed_ack": False,
     "delack_timeout_ns": 200_000_000,
+    "quickack": False,
+    "initial_rwnd": None,
     "nagle": True,
     "nagle_variant": "rfc896",
     "fast_retransmit": True,
     "min_rto_ns": 200_000_000,
+    "rto_form": "rfc6298",
     "cwnd_validation": False,
     "handshake": True,
+    "loss_recovery": "classic",
 }
 _DIRECTION: dict[str, Any] = {
     "rate_bps": 2_048_000,

@@ -32,6 +32,8 @@ plan = make_plan(
     tcp__abc=True,
     tcp__cwnd_validation=True,
     tcp__nagle_variant="minshall",
+    tcp__quickack=True,
+    tcp__rto_form="linux",
 )
 if pep:
     tcp = plan["hosts"][0]["tcp"]

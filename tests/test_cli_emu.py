@@ -114,8 +114,14 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
     with pytest.raises(ValueError, match="hosts.0.tcp.abc: .* set abc = true"):
         emu.validate(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")))
     # Each other windows-nt4 setting that Linux cannot take is refused by name in turn.
-    linux_like = {"abc": True, "cwnd_validation": True, "nagle_variant": "minshall"}
-    for field in ("cwnd_validation", "nagle_variant"):
+    linux_like = {
+        "abc": True,
+        "cwnd_validation": True,
+        "nagle_variant": "minshall",
+        "quickack": True,
+        "rto_form": "linux",
+    }
+    for field in ("cwnd_validation", "nagle_variant", "quickack", "rto_form"):
         netperf = tcplab.load_spec(EXAMPLES / "geo-netperf.toml").model_dump(mode="json")
         for host in netperf["hosts"]:
             host["tcp"].update({k: v for k, v in linux_like.items() if k != field})

@@ -7,7 +7,7 @@ from typing import Any
 
 import tcplab
 
-MIN_RTO_S = 1.0  # the linux profile's min_rto, and so the shortest persist interval
+MIN_RTO_S = 0.2  # the linux profile's min_rto (TCP_RTO_MIN), the shortest persist interval
 
 
 def slow_reader(reverse_loss: float) -> dict[str, Any]:

@@ -17,6 +17,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # The windows-nt4 profile with 32 KiB buffers.
 GEO_TCP = {
     "cc": "reno",
+    "cubic_variant": "rfc9438",
     "sndbuf": 32768,
     "rcvbuf": 32768,
     "mss": 1460,
@@ -26,14 +27,19 @@ GEO_TCP = {
     "timestamps": False,
     "abc": False,
     "hystart": False,
+    "hystart_variant": "rfc9406",
     "delayed_ack": True,
     "delack_timeout_ns": 200_000_000,
+    "quickack": False,
+    "initial_rwnd": None,
     "nagle": True,
     "nagle_variant": "rfc896",
     "fast_retransmit": True,
     "min_rto_ns": 1_000_000_000,
+    "rto_form": "rfc6298",
     "cwnd_validation": False,
     "handshake": True,
+    "loss_recovery": "classic",
 }
 GEO_DIRECTION = {
     "rate_bps": 2_048_000,

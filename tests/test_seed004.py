@@ -33,15 +33,21 @@ def test_sack_recovers_a_window_of_losses_that_stalls_newreno() -> None:
     # An initial window of 2560 segments, doubling per round trip, overflows the one-BDP
     # queue with thousands of drops in one window. NewReno resends one hole per round trip
     # and delivers almost nothing for the rest of the run; SACK recovery (RFC 6675) resends
-    # every hole in the next round trip. (It stalls later too: CUBIC's ssthresh, 0.7 of an
-    # overshooting window, still overfills the queue, and a dropped retransmission waits
-    # for the RTO without RACK-TLP or HyStart — see docs/models/tcp.md.)
+    # every hole in the next round trip (the linux-4.18 profile's RACK-TLP and PRR).
     def run(sack: bool) -> int:
         scenario = tcplab.load_spec(EXAMPLE).model_dump(mode="json", exclude_unset=True)
         for host in scenario["hosts"]:
             # Buffers beyond the pipe, so that the initial window overflows the queue.
+            # The receiver opens a window that takes the initial window (initrwnd), and no
+            # HyStart ends slow start before the queue overflows.
             host["tcp"].update(
-                cc="cubic", initial_window=2560, sack=sack, sndbuf="64MiB", rcvbuf="64MiB"
+                cc="cubic",
+                hystart=False,
+                initial_window=2560,
+                initial_rwnd=2560,
+                sack=sack,
+                sndbuf="64MiB",
+                rcvbuf="64MiB",
             )
         return tcplab.run(scenario).summary["bytes_delivered"]
 

@@ -46,7 +46,12 @@ def test_defaults_fill_everything_but_the_path() -> None:
     assert (tcp.window_scaling, tcp.sack, tcp.timestamps, tcp.abc) == (True, True, True, True)
     assert (tcp.delayed_ack, tcp.nagle, tcp.fast_retransmit) == (True, True, True)
     assert tcp.delack_timeout == 40 * 10**6
-    assert tcp.min_rto == 10**9
+    # Linux's TCP_RTO_MIN, and its loss recovery, HyStart, CUBIC and receiver.
+    assert tcp.min_rto == 200 * 10**6
+    assert (tcp.loss_recovery, tcp.hystart_variant, tcp.cubic_variant) == ("rack",) + (
+        "linux",
+    ) * 2
+    assert (tcp.quickack, tcp.initial_rwnd, tcp.rto_form) == (True, 10, "linux")
     link = spec.links[0]
     assert (link.kind, link.rate, link.delay) == ("p2p", 2_048_000, 275 * 10**6)
     assert (link.queue.limit.unit, link.queue.limit.value) == ("packets", 100)

@@ -54,6 +54,7 @@ def derive_seed(seed: int, repetition: int) -> int:
 def _tcp(tcp: Tcp) -> dict[str, Any]:
     return {
         "cc": tcp.cc,
+        "cubic_variant": tcp.cubic_variant,
         "sndbuf": tcp.sndbuf,
         "rcvbuf": tcp.rcvbuf,
         "mss": tcp.mss,
@@ -63,14 +64,19 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "timestamps": tcp.timestamps,
         "abc": tcp.abc,
         "hystart": tcp.hystart,
+        "hystart_variant": tcp.hystart_variant,
         "delayed_ack": tcp.delayed_ack,
         "delack_timeout_ns": tcp.delack_timeout,
+        "quickack": tcp.quickack,
+        "initial_rwnd": tcp.initial_rwnd,
         "nagle": tcp.nagle,
         "nagle_variant": tcp.nagle_variant,
         "fast_retransmit": tcp.fast_retransmit,
         "min_rto_ns": tcp.min_rto,
+        "rto_form": tcp.rto_form,
         "cwnd_validation": tcp.cwnd_validation,
         "handshake": tcp.handshake,
+        "loss_recovery": tcp.loss_recovery,
     }
 
 

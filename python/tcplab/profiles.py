@@ -23,6 +23,9 @@ class StackProfile:
 _LINUX = {
     # net.ipv4.tcp_congestion_control = cubic (the default since 2.6.19)
     "cc": "cubic",
+    # tcp_cubic.c's CUBIC, not RFC 9438 as written (cc/cubic_linux.rs lists the
+    # differences)
+    "cubic_variant": "linux",
     # initcwnd 10 (RFC 6928; Linux since 2.6.39)
     "initial_window": 10,
     # net.ipv4.tcp_window_scaling, tcp_sack and tcp_timestamps all default to 1
@@ -31,12 +34,19 @@ _LINUX = {
     "timestamps": True,
     # tcp_slow_start() credits every acknowledged segment, as byte counting does (RFC 3465)
     "abc": True,
-    # Linux's CUBIC leaves slow start on a delay rise (HyStart, hystart=1); tcplab models
-    # its standardised successor, HyStart++ (RFC 9406)
+    # /sys/module/tcp_cubic/parameters/hystart = 1, hystart_detect = 3: CUBIC leaves slow
+    # start on an ACK train or a delay rise (tcp_cubic.c); Reno has no HyStart
     "hystart": True,
+    "hystart_variant": "linux",
     "delayed_ack": True,
     # TCP_DELACK_MIN = HZ/25: the delayed-ACK timer starts at 40 ms (it adapts up to 200 ms)
     "delack_timeout": "40ms",
+    # tcp_incr_quickack(): the first 16 data segments are acknowledged one by one
+    "quickack": True,
+    # tcp_select_initial_window() starts the window at TCP_DEFAULT_INIT_RCVWND = 10
+    # segments; tcp_grow_window() raises rcv_ssthresh by two segments per segment received,
+    # quick-ACKing meanwhile
+    "initial_rwnd": 10,
     # tcplab has no buffer autotuning, so the buffers sit at the ceilings autotuning grows
     # them to: tcp_wmem max 4 MiB; tcp_rmem max 6 MiB, of which Linux offers about half as
     # window (tcp_adv_win_scale = 1 reserves the rest for metadata; newer kernels measure
@@ -49,10 +59,18 @@ _LINUX = {
     "nagle_variant": "minshall",
     # tcp_is_cwnd_limited(): cwnd grows only while it limits the sender (RFC 7661)
     "cwnd_validation": True,
+    # net.ipv4.tcp_recovery = 1 (RACK, RFC 8985), tcp_early_retrans = 3 (tail loss probes);
+    # tcp_cwnd_reduction() is PRR (RFC 6937)
+    "loss_recovery": "rack",
+    # TCP_RTO_MIN = HZ/5 (net.ipv4.tcp_rto_min_us = 200000), on the RTO's variance term
+    # (tcp_set_rto: RTO = SRTT + max(4·RTTVAR, TCP_RTO_MIN))
+    "min_rto": "200ms",
+    "rto_form": "linux",
 }
 
 _WINDOWS_9X_NT = {
     "cc": "reno",
+    "cubic_variant": "rfc9438",
     # RFC 2001-era slow start from one segment (assumption for these releases)
     "initial_window": 1,
     "window_scaling": False,
@@ -63,6 +81,14 @@ _WINDOWS_9X_NT = {
     "delayed_ack": True,
     # Windows acknowledges at the latest after 200 ms
     "delack_timeout": "200ms",
+    # quick ACKs are a Linux receiver's behaviour (assumption: none in these stacks)
+    "quickack": False,
+    # RFC 6298's floor on the whole RTO (assumption: no source here gives these stacks'
+    # RTO formula beyond RFC 2988)
+    "rto_form": "rfc6298",
+    # the whole buffer offered at once (assumption: no source here describes a growing
+    # window in these stacks)
+    "initial_rwnd": None,
     # Nagle as RFC 896 / RFC 1122 section 4.2.3.4 state it (assumption: Minshall's variant
     # is a BSD/Linux change of 1999, and no source here says Windows adopted it)
     "nagle_variant": "rfc896",
@@ -70,6 +96,9 @@ _WINDOWS_9X_NT = {
     # ACK of new data grows cwnd as RFC 2001/5681 say, whatever limits the sender
     # (assumption: no source here describes their cwnd growth beyond RFC 2001)
     "cwnd_validation": False,
+    # Loss found by three duplicate ACKs (RFC 2581), or with SACK by RFC 2018/6675-style
+    # recovery (assumption: no source here describes these stacks' SACK recovery)
+    "loss_recovery": "classic",
 }
 
 STACKS: dict[str, StackProfile] = {

@@ -109,6 +109,7 @@ pub struct Flow {
 fn sender(tcp: &TcpPlan) -> Sender {
     Sender::new(SenderConfig {
         cc: tcp.cc.clone(),
+        cubic_variant: tcp.cubic_variant,
         mss: tcp.mss,
         sndbuf: tcp.sndbuf,
         rcvbuf: tcp.rcvbuf,
@@ -118,11 +119,14 @@ fn sender(tcp: &TcpPlan) -> Sender {
         timestamps: tcp.timestamps,
         abc: tcp.abc,
         hystart: tcp.hystart,
+        hystart_variant: tcp.hystart_variant,
         nagle: tcp.nagle,
         nagle_variant: tcp.nagle_variant,
         fast_retransmit: tcp.fast_retransmit,
         min_rto_ns: tcp.min_rto_ns,
+        rto_form: tcp.rto_form,
         cwnd_validation: tcp.cwnd_validation,
+        loss_recovery: tcp.loss_recovery,
     })
 }
 
@@ -135,6 +139,8 @@ fn receiver(tcp: &TcpPlan) -> Receiver {
         timestamps: tcp.timestamps,
         delayed_ack: tcp.delayed_ack,
         delack_timeout_ns: tcp.delack_timeout_ns,
+        quickack: tcp.quickack,
+        initial_rwnd: tcp.initial_rwnd,
     })
 }
 

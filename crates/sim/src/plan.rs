@@ -24,7 +24,8 @@ pub use wlan::{Preamble, WlanPlan};
 use serde::Deserialize;
 
 use crate::error::PlanError;
-use crate::tcp::NagleVariant;
+use crate::tcp::cc::CubicVariant;
+use crate::tcp::{HyStartVariant, LossRecovery, NagleVariant, RtoForm};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +80,9 @@ pub struct CpuPlan {
 #[serde(deny_unknown_fields)]
 pub struct TcpPlan {
     pub cc: String,
+    /// Which CUBIC `cc = "cubic"` runs. Absent in older plans: RFC 9438's.
+    #[serde(default)]
+    pub cubic_variant: CubicVariant,
     pub sndbuf: u64,
     pub rcvbuf: u64,
     pub mss: u32,
@@ -88,14 +92,29 @@ pub struct TcpPlan {
     pub timestamps: bool,
     pub abc: bool,
     pub hystart: bool,
+    /// Which HyStart `hystart` turns on. Absent in plans written before the field existed,
+    /// which ran HyStart++.
+    #[serde(default)]
+    pub hystart_variant: HyStartVariant,
     pub delayed_ack: bool,
     pub delack_timeout_ns: u64,
+    /// Linux's quick-ACK mode at the receiver. Absent in plans written before the field
+    /// existed, which had none.
+    #[serde(default)]
+    pub quickack: bool,
+    /// Linux's receive-window growth from this many segments; none offers the whole
+    /// buffer at once. Absent in older plans: none.
+    #[serde(default)]
+    pub initial_rwnd: Option<u64>,
     pub nagle: bool,
     /// Absent in plans written before the field existed, which held back as RFC 896.
     #[serde(default)]
     pub nagle_variant: NagleVariant,
     pub fast_retransmit: bool,
     pub min_rto_ns: u64,
+    /// Where min_rto applies. Absent in older plans: RFC 6298's whole-RTO floor.
+    #[serde(default)]
+    pub rto_form: RtoForm,
     /// Grow cwnd only while it limits the sender (RFC 7661, Linux's
     /// `tcp_is_cwnd_limited`); false for stacks older than RFC 2861. Absent in plans
     /// written before the field existed, which grew cwnd regardless.
@@ -106,6 +125,10 @@ pub struct TcpPlan {
     /// connection setup do: YATS, ns-2's one-way agents). Absent in older plans: true.
     #[serde(default = "handshake_default")]
     pub handshake: bool,
+    /// How a SACK connection finds and repairs losses (`LossRecovery`). Absent in plans
+    /// written before the field existed, which recovered by duplicate ACKs.
+    #[serde(default)]
+    pub loss_recovery: LossRecovery,
 }
 
 fn handshake_default() -> bool {

@@ -3,7 +3,7 @@
 fn plan(seed: u64) -> String {
     let tcp = r#"{"cc":"newreno","sndbuf":32768,"rcvbuf":32768,"mss":1460,"initial_window":10,
         "window_scaling":false,"sack":false,"timestamps":false,"abc":false,"hystart":false,"delayed_ack":true,"delack_timeout_ns":200000000,
-        "nagle":true,"nagle_variant":"rfc896","fast_retransmit":true,"min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true}"#;
+        "nagle":true,"nagle_variant":"rfc896","fast_retransmit":true,"min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true,"loss_recovery":"classic"}"#;
     let channel = |error: &str| {
         format!(
             r#"{{"rate_bps":2048000,"delay_ns":275000000,"queue":{{"packets":100}},

@@ -78,6 +78,12 @@ HANDLED_TCP_FIELDS = frozenset(
         "cwnd_validation",
         "nagle_variant",
         "handshake",
+        "loss_recovery",
+        "hystart_variant",
+        "quickack",
+        "initial_rwnd",
+        "rto_form",
+        "cubic_variant",
     }
 )
 # CUBIC's HyStart switch: a module parameter of the whole machine, not of a namespace.
@@ -150,6 +156,13 @@ def validate_tcp(tcp: Mapping[str, Any], at: str) -> None:
             f"{'on' if linux else 'off'} here), not a per-namespace setting; the emu "
             "backend does not change it",
         )
+        _check(
+            not linux or tcp.get("hystart_variant", "rfc9406") == "linux",
+            f"{at}.hystart_variant",
+            "Linux's CUBIC runs its own HyStart (ACK train and delay increase, "
+            "tcp_cubic.c), not RFC 9406's HyStart++; set hystart_variant = 'linux' to run "
+            "this scenario on emu",
+        )
     _check(
         tcp.get("abc", True),
         f"{at}.abc",
@@ -170,6 +183,34 @@ def validate_tcp(tcp: Mapping[str, Any], at: str) -> None:
         "Linux always grows cwnd only while it limits the sender (tcp_is_cwnd_limited, "
         "RFC 7661), so cwnd_validation = false cannot be emulated; set cwnd_validation = "
         "true to run this scenario on emu",
+    )
+    _check(
+        not tcp["sack"] or tcp.get("loss_recovery", "classic") == "rack",
+        f"{at}.loss_recovery",
+        "Linux finds losses with RACK-TLP (net.ipv4.tcp_recovery = 1) whenever SACK is "
+        "on, so loss_recovery = 'classic' with sack = true cannot be emulated; set "
+        "loss_recovery = 'rack' (or sack = false) to run this scenario on emu",
+    )
+    _check(
+        not tcp["delayed_ack"] or tcp.get("quickack", False),
+        f"{at}.quickack",
+        "a Linux receiver always acknowledges the first segments one by one "
+        "(tcp_incr_quickack), so quickack = false with delayed_ack = true cannot be "
+        "emulated; set quickack = true to run this scenario on emu",
+    )
+    _check(
+        LINUX_CC.get(tcp["cc"]) != "cubic" or tcp.get("cubic_variant", "rfc9438") == "linux",
+        f"{at}.cubic_variant",
+        "Linux's CUBIC is tcp_cubic.c's, not RFC 9438 as written, so cubic_variant = "
+        "'rfc9438' cannot be emulated; set cubic_variant = 'linux' to run this scenario on "
+        "emu",
+    )
+    _check(
+        tcp.get("rto_form", "rfc6298") == "linux",
+        f"{at}.rto_form",
+        "Linux puts its minimum RTO on the variance term (RTO = SRTT + max(4·RTTVAR, "
+        "rto_min)), so rto_form = 'rfc6298' cannot be emulated; set rto_form = 'linux' to "
+        "run this scenario on emu",
     )
     _check(
         tcp.get("handshake", True),
@@ -281,10 +322,10 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
     route = [
         "initcwnd",
         str(tcp["initial_window"]),
-        # The receive window the SYN offers, in segments (ip-route(8)); the whole buffer,
-        # as the simulator's receiver offers it, so the initial window is not cut.
+        # The receive window the connection starts from, in segments (ip-route(8));
+        # without initial_rwnd the whole buffer, as the simulator's receiver then offers.
         "initrwnd",
-        str(max(1, math.ceil(int(tcp["rcvbuf"]) / mss))),
+        str(tcp.get("initial_rwnd") or max(1, math.ceil(int(tcp["rcvbuf"]) / mss))),
         # Linux bounds the RTO's variance term with this (RTO >= SRTT + rto_min), so the
         # whole RTO is at least min_rto, as the spec asks, and can be higher.
         "rto_min",

@@ -34,6 +34,12 @@ class Tcp(StrictModel):
     cc: Literal[shared.CONGESTION_CONTROLS] = Field(  # type: ignore[valid-type]
         "newreno", description="congestion control algorithm"
     )
+    cubic_variant: Literal["rfc9438", "linux"] = Field(
+        "rfc9438",
+        description="which CUBIC cc = 'cubic' runs: rfc9438 as written, or linux, "
+        "tcp_cubic.c's (per-ACK counter, 5 % growth floor before the first loss, time "
+        "from the minimum RTT)",
+    )
     sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
     rcvbuf: Size = Field("64KiB", validate_default=True, description="socket receive buffer")
     mss: int = Field(1460, ge=64, le=65495, description="maximum segment size, bytes")
@@ -47,11 +53,31 @@ class Tcp(StrictModel):
     )
     abc: bool = Field(False, description="appropriate byte counting (RFC 3465, L = 2 SMSS)")
     hystart: bool = Field(
-        False, description="HyStart++ (RFC 9406) ends the initial slow start on a delay rise"
+        False, description="HyStart ends the initial slow start early (see hystart_variant)"
+    )
+    hystart_variant: Literal["rfc9406", "linux"] = Field(
+        "rfc9406",
+        description="which HyStart: rfc9406, HyStart++ on a delay rise (every cc but bbr); "
+        "linux, Linux's CUBIC HyStart on an ACK train or a delay rise (cubic only)",
     )
     delayed_ack: bool = Field(True, description="delay ACKs (RFC 1122/5681)")
     delack_timeout: PositiveDuration = Field(
         "200ms", validate_default=True, description="delayed-ACK timer"
+    )
+    quickack: bool = Field(
+        False,
+        description="Linux's quick-ACK mode: the first segments of a connection (up to 16, "
+        "at most half the window) and those after a duplicate are acknowledged one by one",
+    )
+    initial_rwnd: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="Linux's receive-window growth (tcp_grow_window) from this many "
+        "segments: the window offered starts there (Linux: 10, TCP_DEFAULT_INIT_RCVWND; "
+        "ip-route initrwnd sets it) and grows by two segments per segment received up to "
+        "rcvbuf, acknowledging every segment while it grows; none offers all of rcvbuf at "
+        "once",
     )
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896)")
     nagle_variant: Literal["rfc896", "minshall"] = Field(
@@ -65,10 +91,22 @@ class Tcp(StrictModel):
         validate_default=True,
         description="lower bound of the whole RTO, as RFC 6298 section 2.4 (1 s) and ns-3",
     )
+    rto_form: Literal["rfc6298", "linux"] = Field(
+        "rfc6298",
+        description="where min_rto applies: rfc6298, to the whole RTO (max(min_rto, SRTT + "
+        "4·RTTVAR)); linux, to the variance term (SRTT + max(4·RTTVAR, min_rto), "
+        "tcp_set_rto)",
+    )
     cwnd_validation: bool = Field(
         True,
         description="grow cwnd only while it limits the sender (RFC 7661, as Linux); "
         "off for stacks before RFC 2861",
+    )
+    loss_recovery: Literal["classic", "rack"] = Field(
+        "classic",
+        description="how a SACK connection finds and repairs losses: classic, by duplicate "
+        "ACKs (RFC 6675; RFC 5681/6582 without SACK); rack, RACK-TLP (RFC 8985) with "
+        "proportional rate reduction (RFC 6937) in Linux's congestion states",
     )
     handshake: bool = Field(
         True,

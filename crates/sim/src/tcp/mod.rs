@@ -7,6 +7,7 @@
 
 pub mod cc;
 pub mod hystart;
+pub mod hystart_linux;
 mod ranges;
 mod receiver;
 mod rto;
@@ -15,7 +16,7 @@ mod segment;
 mod sender;
 
 pub use receiver::{Receiver, ReceiverConfig};
-pub use rto::RtoEstimator;
+pub use rto::{RtoEstimator, RtoForm};
 pub use segment::{Segment, Timestamps};
 
 use crate::engine::Nanos;
@@ -24,7 +25,9 @@ use crate::engine::Nanos;
 pub fn timestamp_clock(now: Nanos) -> u32 {
     (now / 1_000_000) as u32
 }
-pub use sender::{Limit, NagleVariant, Sender, SenderConfig, SenderStats};
+pub use sender::{
+    HyStartVariant, Limit, LossRecovery, NagleVariant, Sender, SenderConfig, SenderStats,
+};
 
 /// RFC 7323 §2.3: the smallest shift that lets the 16-bit window field describe the whole
 /// receive buffer, at most 14.

@@ -39,6 +39,23 @@ impl RangeSet {
             .sum()
     }
 
+    /// The parts of [start, end) not in the set, lowest first.
+    pub fn gaps(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut gaps = Vec::new();
+        let mut cursor = start;
+        let first = self.containing(start).map_or(start, |(s, _)| s);
+        for (&s, &e) in self.ranges.range(first..end) {
+            if s > cursor {
+                gaps.push((cursor, s));
+            }
+            cursor = cursor.max(e);
+        }
+        if cursor < end {
+            gaps.push((cursor, end));
+        }
+        gaps
+    }
+
     /// Drops everything below `point`.
     pub fn discard_below(&mut self, point: u64) {
         while let Some((&s, &e)) = self.ranges.first_key_value() {
@@ -93,6 +110,16 @@ impl RangeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gaps_are_the_uncovered_parts_of_a_range() {
+        let mut r = RangeSet::default();
+        r.insert(10, 20);
+        r.insert(30, 40);
+        assert_eq!(r.gaps(0, 50), vec![(0, 10), (20, 30), (40, 50)]);
+        assert_eq!(r.gaps(15, 35), vec![(20, 30)]);
+        assert_eq!(r.gaps(12, 18), vec![]);
+    }
 
     fn set(ranges: &[(u64, u64)]) -> RangeSet {
         let mut s = RangeSet::default();

@@ -11,6 +11,8 @@ use crate::engine::Nanos;
 
 /// RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second segment.
 const SEGMENTS_PER_DELAYED_ACK: u32 = 2;
+/// Linux TCP_MAX_QUICKACKS: the most segments quick-ACK mode acknowledges one by one.
+const MAX_QUICKACKS: u64 = 16;
 
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
@@ -21,7 +23,20 @@ pub struct ReceiverConfig {
     pub timestamps: bool,
     pub delayed_ack: bool,
     pub delack_timeout_ns: Nanos,
+    /// Linux's quick-ACK mode (`tcp_incr_quickack`, `tcp_enter_quickack_mode`): the first
+    /// data of a connection, and data that was already received, make the next segments
+    /// be acknowledged one by one, so that the peer's slow start is not slowed by delayed
+    /// ACKs.
+    pub quickack: bool,
+    /// Linux's receive-window growth (`tcp_grow_window`) from this many segments: the
+    /// window offered starts there and grows by two segments per data segment received, up
+    /// to the buffer; while it grows, every segment is acknowledged at once. None offers
+    /// the whole buffer from the start.
+    pub initial_rwnd: Option<u64>,
 }
+
+/// Linux `tcp_event_data_recv`: segments shorter than this do not grow the window.
+const MIN_GROWING_SEGMENT: u64 = 128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AckDue {
@@ -68,6 +83,10 @@ pub struct Receiver {
     offer_wscale: bool,
     ack_due: AckDue,
     segments_since_ack: u32,
+    /// Segments still to be acknowledged at once in quick-ACK mode.
+    quickacks: u64,
+    /// The largest window that may be offered now (Linux `rcv_ssthresh`).
+    rcv_ssthresh: u64,
     pub stats: ReceiverStats,
 }
 
@@ -90,6 +109,8 @@ impl Receiver {
             offer_wscale: false,
             ack_due: AckDue::None,
             segments_since_ack: 0,
+            quickacks: 0,
+            rcv_ssthresh: cfg.rcvbuf,
             stats: ReceiverStats::default(),
             cfg,
         }
@@ -111,7 +132,7 @@ impl Receiver {
     /// keeps the old edge and shrinks as data arrives, so a slow reader freeing a few
     /// bytes at a time never invites small segments.
     pub fn advertised_window(&self) -> u64 {
-        let whole = self.describable(self.free());
+        let whole = self.describable(self.free().min(self.rcv_ssthresh));
         let step = (self.cfg.rcvbuf / 2).min(self.peer_mss);
         if self.rcv_nxt + whole >= self.rcv_adv + step {
             whole
@@ -132,6 +153,10 @@ impl Receiver {
         if !self.established || seg.len == 0 {
             return; // a one-way transfer: the sender's pure ACKs carry nothing for us
         }
+        if self.stats.segments == 0 {
+            // Linux `tcp_event_data_recv`: the first data starts quick-ACK mode.
+            self.enter_quickack_mode();
+        }
         self.stats.segments += 1;
         // RFC 7323 §4.3 (2): echo the TSval of the segment holding the next byte we owe an
         // ACK for, so that a delayed ACK reports the older of two segments.
@@ -142,8 +167,13 @@ impl Receiver {
         }
         let window_end = self.rcv_nxt + self.advertised_window();
         let end = seg.end().min(window_end);
+        if end > self.rcv_nxt {
+            self.grow_window(u64::from(seg.len));
+        }
         if end <= self.rcv_nxt {
-            // Old or out-of-window data: RFC 9293 §3.10.7.4 answers with an ACK.
+            // Old or out-of-window data: RFC 9293 §3.10.7.4 answers with an ACK, and Linux
+            // (`tcp_data_queue`) enters quick-ACK mode: the sender is recovering.
+            self.enter_quickack_mode();
             self.ack_due = AckDue::Now;
         } else if seg.seq > self.rcv_nxt {
             // RFC 5681 §4.2: an out-of-order segment gets an immediate duplicate ACK.
@@ -176,6 +206,10 @@ impl Receiver {
             self.timestamps = true;
             self.ts_recent = ts.val;
             self.peer_mss -= u64::from(TIMESTAMPS_OPTION_BYTES);
+        }
+        // Linux `tcp_select_initial_window`: initrwnd segments of the payload MSS.
+        if let Some(segments) = self.cfg.initial_rwnd {
+            self.rcv_ssthresh = (segments * self.peer_mss).min(self.cfg.rcvbuf);
         }
         self.ack_due = AckDue::SynAck;
     }
@@ -223,11 +257,35 @@ impl Receiver {
         }
     }
 
+    /// Linux `tcp_grow_window`: while the offered window is below the buffer, each data
+    /// segment raises its ceiling by max(2·MSS, 2·length), and is acknowledged at once
+    /// (`icsk_ack.quick |= 1`).
+    fn grow_window(&mut self, len: u64) {
+        let room = self.free().saturating_sub(self.rcv_ssthresh);
+        if self.cfg.initial_rwnd.is_none() || room == 0 || len < MIN_GROWING_SEGMENT {
+            return;
+        }
+        self.rcv_ssthresh += room.min((2 * self.peer_mss).max(2 * len));
+        self.quickacks = self.quickacks.max(1);
+    }
+
+    /// Linux `tcp_incr_quickack`: up to 16 quick ACKs, and no more than half the window
+    /// offered, in segments (at least 2).
+    fn enter_quickack_mode(&mut self) {
+        if self.cfg.quickack {
+            let half_window = (self.advertised_window() / (2 * self.peer_mss)).max(2);
+            self.quickacks = self.quickacks.max(half_window.min(MAX_QUICKACKS));
+        }
+    }
+
     /// RFC 1122 §4.2.3.2 / RFC 5681 §4.2: with delayed ACKs, ACK every second segment or
-    /// when the timer runs out, whichever comes first.
+    /// when the timer runs out, whichever comes first; in quick-ACK mode, at once.
     fn schedule_ack(&mut self, now: Nanos) {
         self.segments_since_ack += 1;
-        if !self.cfg.delayed_ack || self.segments_since_ack >= SEGMENTS_PER_DELAYED_ACK {
+        if !self.cfg.delayed_ack
+            || self.quickacks > 0
+            || self.segments_since_ack >= SEGMENTS_PER_DELAYED_ACK
+        {
             self.ack_due = AckDue::Now;
         } else if self.ack_due == AckDue::None {
             self.ack_due = AckDue::At(now + self.cfg.delack_timeout_ns);
@@ -299,7 +357,7 @@ impl Receiver {
     fn acknowledgement(&mut self, now: Nanos) -> Segment {
         let mut seg = if self.ack_due == AckDue::SynAck {
             // RFC 7323 §2.2: the window in a SYN is never scaled.
-            let window = self.free().min(65_535);
+            let window = self.free().min(self.rcv_ssthresh).min(65_535);
             self.rcv_adv = window;
             Segment {
                 syn: true,
@@ -329,6 +387,7 @@ impl Receiver {
         }
         self.last_ack_sent = self.rcv_nxt;
         self.segments_since_ack = 0;
+        self.quickacks = self.quickacks.saturating_sub(1);
         self.ack_due = AckDue::None;
         self.window_update = false;
         seg
@@ -361,6 +420,8 @@ mod tests {
             timestamps: true,
             delayed_ack,
             delack_timeout_ns: 200 * MS,
+            quickack: false,
+            initial_rwnd: None,
         })
     }
 
@@ -397,6 +458,67 @@ mod tests {
         assert!(acks(&mut r, MS).is_empty());
         r.on_segment(2 * MS, &Segment::data(1460, 1460, 0, 0));
         assert_eq!(acks(&mut r, 2 * MS)[0].ack, 2920);
+    }
+
+    #[test]
+    fn quick_ack_mode_acks_the_first_segments_one_by_one() {
+        // Linux tcp_incr_quickack: min(16, window / (2 · MSS)) = 16 quick ACKs here.
+        let mut r = Receiver::new(ReceiverConfig {
+            quickack: true,
+            ..receiver(true, 1 << 20, true).cfg
+        });
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                wscale_option: Some(0),
+                ..Segment::default()
+            },
+        );
+        r.poll(0, &mut Vec::new());
+        let mut acked_at_once = 0;
+        for i in 0..20u64 {
+            r.on_segment(MS, &Segment::data(i * 1460, 1460, 0, 0));
+            acked_at_once += acks(&mut r, MS).len();
+        }
+        assert_eq!(acked_at_once, 16 + 2);
+        // A segment received twice starts the mode again.
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        acks(&mut r, MS);
+        r.on_segment(MS, &Segment::data(20 * 1460, 1460, 0, 0));
+        assert_eq!(acks(&mut r, MS).len(), 1);
+    }
+
+    #[test]
+    fn the_window_grows_from_what_the_syn_offered_and_each_segment_is_acked_meanwhile() {
+        // Linux tcp_grow_window: 10 segments at first, + 2 · MSS per segment received,
+        // each segment acknowledged at once while the window grows. Nobody reads here, so
+        // it stops growing when it meets the free buffer, after 20 segments.
+        let mut r = Receiver::new(ReceiverConfig {
+            initial_rwnd: Some(10),
+            ..receiver(true, 100_000, true).cfg
+        });
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                wscale_option: Some(0),
+                ..Segment::default()
+            },
+        );
+        let mut syn_ack = Vec::new();
+        r.poll(0, &mut syn_ack);
+        assert_eq!(syn_ack[0].window, 14_600);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        assert_eq!(acks(&mut r, MS).len(), 1);
+        assert_eq!(r.advertised_window(), 14_600 + 2 * 1460);
+        for i in 1..20u64 {
+            r.on_segment(MS, &Segment::data(i * 1460, 1460, 0, 0));
+            assert_eq!(acks(&mut r, MS).len(), 1, "segment {i}");
+        }
+        r.on_segment(MS, &Segment::data(20 * 1460, 1460, 0, 0));
+        assert!(acks(&mut r, MS).is_empty());
+        assert_eq!(r.advertised_window(), 100_000 - 21 * 1460);
     }
 
     #[test]

@@ -88,7 +88,10 @@ impl CongestionControl for Cubic {
             // §4.4–4.5: aim at W_cubic one RTT ahead, between cwnd and 1.5·cwnd.
             self.w_cubic(t + rtt, k, w_max).clamp(cwnd, 1.5 * cwnd)
         };
-        let grow_bytes = ((target - cwnd) / cwnd * segments_acked).max(0.0) * mss + self.carry;
+        // Per segment acknowledged, (target − cwnd)/cwnd (§4.4); an ACK that covers more
+        // than a window (the cumulative ACK after a timeout's go-back-N) stops at the target.
+        let grow_segments = ((target - cwnd) / cwnd * segments_acked).min(target - cwnd);
+        let grow_bytes = grow_segments.max(0.0) * mss + self.carry;
         self.carry = grow_bytes.fract();
         s.cwnd + grow_bytes as u64
     }
@@ -200,6 +203,22 @@ mod tests {
         let (_, k) = c.start_epoch(&state(50, 50, 0));
         assert_eq!(k, 0.0);
         assert_eq!(c.w_max, Some(50.0));
+    }
+
+    #[test]
+    fn an_ack_of_many_windows_grows_cwnd_no_further_than_the_target() {
+        // After a timeout, go-back-N's cumulative ACK can cover the whole buffer the
+        // receiver held (here 3000 segments against a cwnd of 2): cwnd stops at the
+        // Reno-friendly target instead of growing by the target's step 3000 times.
+        let mut c = Cubic::default();
+        c.ssthresh_after_loss(&state(100, 1000, 0));
+        c.on_timeout(&state(100, 1000, 0));
+        let s = CcState {
+            ssthresh: 2000,
+            ..state(2, 2, S)
+        };
+        let cwnd = c.on_ack(&s, 3_000_000);
+        assert!(cwnd < 2_000_000, "{cwnd}");
     }
 
     #[test]

@@ -4,15 +4,30 @@
 
 mod bbr;
 mod cubic;
+mod cubic_linux;
 mod hybla;
 mod reno;
 
 pub use bbr::Bbr;
 pub use cubic::Cubic;
+pub use cubic_linux::LinuxCubic;
 pub use hybla::Hybla;
 pub use reno::Reno;
 
+use serde::Deserialize;
+
 use crate::engine::Nanos;
+
+/// Which CUBIC `cc = "cubic"` runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicVariant {
+    /// RFC 9438 as written (`cubic.rs`).
+    #[default]
+    Rfc9438,
+    /// Linux's tcp_cubic.c (`cubic_linux.rs`).
+    Linux,
+}
 
 /// The `tcp.cc` names the simulator accepts.
 pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "hybla", "bbr"];
@@ -96,11 +111,14 @@ pub fn slow_start(s: &CcState, acked: u64) -> u64 {
 }
 
 /// The algorithm and recovery for a validated `tcp.cc` name.
-pub fn build(name: &str) -> (Box<dyn CongestionControl>, Recovery) {
+pub fn build(name: &str, cubic: CubicVariant) -> (Box<dyn CongestionControl>, Recovery) {
     match name {
         "tahoe" => (Box::new(Reno::default()), Recovery::Tahoe),
         "reno" => (Box::new(Reno::default()), Recovery::Reno),
         "newreno" => (Box::new(Reno::default()), Recovery::NewReno),
+        "cubic" if cubic == CubicVariant::Linux => {
+            (Box::new(LinuxCubic::default()), Recovery::NewReno)
+        }
         "cubic" => (Box::new(Cubic::default()), Recovery::NewReno),
         "hybla" => (Box::new(Hybla::default()), Recovery::NewReno),
         "bbr" => (Box::new(Bbr::default()), Recovery::NewReno),

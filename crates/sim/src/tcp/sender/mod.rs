@@ -4,7 +4,11 @@
 //! timer that probes a closed window.
 
 mod persist;
+mod prr;
+mod rack;
+mod rack_recovery;
 mod recovery;
+mod rtx_queue;
 mod sack_recovery;
 
 use std::collections::VecDeque;
@@ -13,10 +17,15 @@ use serde::Deserialize;
 
 use super::cc::{self, CcState, CongestionControl, RateSample, Recovery};
 use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
+use super::hystart_linux::{self, LinuxHyStart};
 use super::sack::Scoreboard;
 use super::segment::TIMESTAMPS_OPTION_BYTES;
 use super::{timestamp_clock, window_shift_for, RtoEstimator, Segment, Timestamps};
 use crate::engine::Nanos;
+use prr::Prr;
+use rack::Rack;
+use rack_recovery::Probe;
+use rtx_queue::RtxQueue;
 
 /// RFC 5681 §3.2: the third duplicate ACK signals a loss.
 const DUPACK_THRESHOLD: u32 = 3;
@@ -33,9 +42,46 @@ pub enum NagleVariant {
     Minshall,
 }
 
+/// How a SACK connection finds and repairs losses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossRecovery {
+    /// By duplicate ACKs: RFC 6675 with SACK (RFC 5681 / 6582 without), the timer for the
+    /// rest; the recovery the source papers' stacks and ns-3 use.
+    #[default]
+    Classic,
+    /// RACK-TLP (RFC 8985) with PRR (RFC 6937) in Linux's congestion states
+    /// (`rack_recovery.rs`); without SACK, as `Classic`.
+    Rack,
+}
+
+/// Which HyStart ends the initial slow start when `hystart` is on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HyStartVariant {
+    /// HyStart++, RFC 9406, for every algorithm but BBR.
+    #[default]
+    Rfc9406,
+    /// Linux's HyStart (tcp_cubic.c: ACK train and delay increase), for CUBIC only, as in
+    /// Linux, where it is part of CUBIC.
+    Linux,
+}
+
+/// Linux's congestion states (`tcp_ca_state`), for `LossRecovery::Rack`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum CaState {
+    #[default]
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
     pub cc: String,
+    pub cubic_variant: cc::CubicVariant,
     pub mss: u32,
     pub sndbuf: u64,
     /// Our own receive buffer, advertised in our SYN (data flows the other way only).
@@ -46,12 +92,15 @@ pub struct SenderConfig {
     pub timestamps: bool,
     pub abc: bool,
     pub hystart: bool,
+    pub hystart_variant: HyStartVariant,
     pub nagle: bool,
     pub nagle_variant: NagleVariant,
     pub fast_retransmit: bool,
     pub min_rto_ns: Nanos,
+    pub rto_form: super::RtoForm,
     /// RFC 7661 congestion window validation (see `is_cwnd_limited`).
     pub cwnd_validation: bool,
+    pub loss_recovery: LossRecovery,
 }
 
 /// What keeps the sender from sending more right now.
@@ -154,23 +203,39 @@ pub struct Sender {
     rtt_sample: Option<Nanos>,
     /// HyStart++ for the initial slow start (RFC 9406), when asked for.
     hystart: Option<HyStartPlusPlus>,
+    /// Linux's HyStart, for CUBIC with `hystart_variant = linux`.
+    linux_hystart: Option<LinuxHyStart>,
     /// Congestion window validation (RFC 7661, as Linux's `tcp_cwnd_validate`): whether
     /// the flight filled cwnd at some send since `cwnd_usage_seq` was taken, the largest
     /// flight in that span, and the `snd_nxt` that ends it (about one round trip).
     cwnd_limited: bool,
     max_flight: u64,
     cwnd_usage_seq: u64,
+    /// RACK-TLP recovery (`rack_recovery.rs`): whether it was asked for, the
+    /// retransmission queue, RACK's and PRR's state, the congestion state and the
+    /// `snd_max` that ends it, the reordering and probe timers, the probe in flight, and
+    /// timeouts since the cumulative ACK last advanced.
+    rack_recovery: bool,
+    rtx: RtxQueue,
+    rack: Rack,
+    prr: Prr,
+    ca_state: CaState,
+    high_seq: u64,
+    reo_timer: Option<Nanos>,
+    probe_timer: Option<Nanos>,
+    probe: Option<Probe>,
+    consecutive_timeouts: u32,
     pub stats: SenderStats,
 }
 
 impl Sender {
     pub fn new(cfg: SenderConfig) -> Self {
-        let (cc, recovery) = cc::build(&cfg.cc);
+        let (cc, recovery) = cc::build(&cfg.cc, cfg.cubic_variant);
         Self {
             cc,
             recovery,
             mss: u64::from(cfg.mss),
-            rto: RtoEstimator::new(cfg.min_rto_ns),
+            rto: RtoEstimator::new(cfg.min_rto_ns, cfg.rto_form),
             established: false,
             syn_retransmitted: false,
             syn_sent_at: 0,
@@ -209,10 +274,27 @@ impl Sender {
             rate_sample: None,
             rtt_sample: None,
             // BBR has its own way out of startup.
-            hystart: (cfg.hystart && cfg.cc != "bbr").then(HyStartPlusPlus::default),
+            hystart: (cfg.hystart
+                && cfg.cc != "bbr"
+                && cfg.hystart_variant == HyStartVariant::Rfc9406)
+                .then(HyStartPlusPlus::default),
+            linux_hystart: (cfg.hystart
+                && cfg.cc == "cubic"
+                && cfg.hystart_variant == HyStartVariant::Linux)
+                .then(LinuxHyStart::default),
             cwnd_limited: false,
             max_flight: 0,
             cwnd_usage_seq: 0,
+            rack_recovery: cfg.loss_recovery == LossRecovery::Rack && recovery != Recovery::Tahoe,
+            rtx: RtxQueue::default(),
+            rack: Rack::default(),
+            prr: Prr::default(),
+            ca_state: CaState::Open,
+            high_seq: 0,
+            reo_timer: None,
+            probe_timer: None,
+            probe: None,
+            consecutive_timeouts: 0,
             stats: SenderStats::default(),
             cfg,
         }
@@ -303,6 +385,16 @@ impl Sender {
         seg.retransmission = retransmission;
         out.push(seg);
         self.stats.segments_sent += 1;
+        if self.rack_mode() {
+            if retransmission {
+                self.rtx.resent(seq, now);
+            } else {
+                self.rtx.sent(seq, seg.end(), now);
+            }
+            if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
+                self.prr.on_sent(1);
+            }
+        }
         if retransmission {
             self.stats.retransmits += 1;
         } else {
@@ -363,8 +455,33 @@ impl Sender {
     }
 
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        let rack = self.rack_mode();
+        if rack {
+            self.resend_lost(now, out);
+        }
+        let sent_before = self.snd_max;
+        self.send_new(now, out);
+        if rack && self.snd_max > sent_before {
+            self.schedule_probe(now);
+        }
+    }
+
+    /// While pacing holds the next segment back, the sender waits for its release time.
+    fn pacing_holds(&mut self, now: Nanos) -> bool {
+        if self.cc.pacing_rate().is_some() && now < self.next_send_at {
+            self.pacing_wait = true;
+            return true;
+        }
+        false
+    }
+
+    fn send_new(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         loop {
-            let limit = self.snd_una + self.window();
+            let limit = if self.rack_mode() {
+                self.rack_send_limit()
+            } else {
+                self.snd_una + self.window()
+            };
             if self.snd_nxt >= limit {
                 return;
             }
@@ -374,8 +491,7 @@ impl Sender {
                 self.app_limited_until = (self.delivered + self.flight()).max(1);
                 return;
             }
-            if self.cc.pacing_rate().is_some() && now < self.next_send_at {
-                self.pacing_wait = true;
+            if self.pacing_holds(now) {
                 return;
             }
             let resend = self.snd_nxt < self.snd_max;
@@ -469,7 +585,8 @@ impl Sender {
             self.rto.after_syn_timeout();
         } else {
             self.cwnd = u64::from(self.cfg.initial_window) * self.mss;
-            self.rto.sample(now - self.syn_sent_at);
+            self.rto
+                .sample(now - self.syn_sent_at, self.snd_una, self.snd_nxt);
         }
         self.timer = None;
     }
@@ -519,6 +636,11 @@ impl Sender {
         self.rwnd = u64::from(seg.window) << self.snd_wscale;
         self.last_window_field = seg.window;
         self.max_rwnd = self.max_rwnd.max(self.rwnd);
+        if self.rack_mode() {
+            self.on_ack_rack(now, seg);
+            self.apply_rate_sample(now);
+            return;
+        }
         if self.sack_ok {
             self.on_ack_with_sack(now, seg, out);
             self.apply_rate_sample(now);
@@ -589,7 +711,7 @@ impl Sender {
             _ => None,
         };
         if let Some(rtt) = self.rtt_sample {
-            self.rto.sample(rtt);
+            self.rto.sample(rtt, seg.ack, self.snd_nxt);
         }
         if delivered == 0 {
             return;
@@ -639,10 +761,16 @@ impl Sender {
     /// timer, or the pacing release of a segment that is waiting.
     pub fn next_deadline(&self) -> Option<Nanos> {
         let pacing = self.pacing_wait.then_some(self.next_send_at);
-        [self.timer, self.persist, pacing]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.timer,
+            self.persist,
+            pacing,
+            self.reo_timer,
+            self.probe_timer,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires the retransmission timer if it is due (RFC 6298 §5.4–5.6, RFC 5681 §3.1).
@@ -654,6 +782,12 @@ impl Sender {
         if self.persist.is_some_and(|deadline| deadline <= now) {
             self.on_persist_timer(now, out);
         }
+        if self.reo_timer.is_some_and(|deadline| deadline <= now) {
+            self.on_reo_timer(now, out);
+        }
+        if self.probe_timer.is_some_and(|deadline| deadline <= now) {
+            self.on_probe_timer(now, out);
+        }
         match self.timer {
             Some(deadline) if deadline <= now => {}
             _ => return,
@@ -663,6 +797,12 @@ impl Sender {
             self.syn_retransmitted = true;
             out.push(self.syn(now));
             self.timer = Some(now + self.rto.rto());
+            return;
+        }
+        self.restart_linux_hystart(now);
+        if self.rack_mode() {
+            self.on_rto_rack(now, out);
+            self.try_send(now, out);
             return;
         }
         self.stats.timeouts += 1;
@@ -695,7 +835,9 @@ impl Sender {
     /// out SACKed and lost segments; otherwise everything sent and not acknowledged
     /// (RFC 5681's FlightSize).
     fn in_flight(&self) -> u64 {
-        if self.sack_ok && self.in_recovery {
+        if self.rack_mode() {
+            self.rtx.in_flight()
+        } else if self.sack_ok && self.in_recovery {
             self.scoreboard
                 .pipe(self.snd_una, self.snd_max, self.high_rxt, self.mss)
         } else {
@@ -709,6 +851,7 @@ impl Sender {
     /// slow start uses it (§4.3): after a loss ssthresh is finite and it stays out.
     /// With `cwnd_validation`, nothing grows while cwnd is not what limits the sender.
     fn grow_window(&mut self, now: Nanos, acked: u64) {
+        self.linux_hystart_update(now);
         if self.cfg.cwnd_validation && !self.is_cwnd_limited() {
             return;
         }
@@ -728,6 +871,41 @@ impl Sender {
                 }
             }
             _ => self.cwnd = grown,
+        }
+    }
+
+    /// Linux `cubictcp_acked`: HyStart sees every ACK's RTT sample before cwnd grows, and
+    /// ends slow start by setting ssthresh = cwnd.
+    fn linux_hystart_update(&mut self, now: Nanos) {
+        let (Some(h), Some(rs)) = (&mut self.linux_hystart, &self.rate_sample) else {
+            return;
+        };
+        if self.cwnd >= self.ssthresh || rs.rtt_ns == 0 {
+            return;
+        }
+        let pacing_rate = self
+            .rto
+            .srtt()
+            .filter(|&srtt| srtt > 0)
+            .map_or(0, |srtt| 2 * self.cwnd * 1_000_000_000 / srtt);
+        let sample = hystart_linux::AckSample {
+            now,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            rtt: rs.rtt_ns,
+            cwnd_segments: self.cwnd / self.mss,
+            pacing_rate,
+        };
+        if h.on_ack(sample) {
+            self.ssthresh = self.cwnd;
+        }
+    }
+
+    /// A timeout starts a new slow start, which Linux's HyStart may end again
+    /// (`cubictcp_state` on TCP_CA_Loss).
+    fn restart_linux_hystart(&mut self, now: Nanos) {
+        if let Some(h) = &mut self.linux_hystart {
+            h.restart(now, self.snd_max);
         }
     }
 

@@ -8,6 +8,7 @@ const MSS: u64 = 1000;
 fn config() -> SenderConfig {
     SenderConfig {
         cc: "newreno".into(),
+        cubic_variant: cc::CubicVariant::Rfc9438,
         mss: MSS as u32,
         sndbuf: 1 << 20,
         rcvbuf: 1 << 20,
@@ -17,11 +18,14 @@ fn config() -> SenderConfig {
         timestamps: false,
         abc: false,
         hystart: false,
+        hystart_variant: HyStartVariant::Rfc9406,
         nagle: true,
         nagle_variant: NagleVariant::Rfc896,
         fast_retransmit: true,
         min_rto_ns: 200 * MS,
+        rto_form: crate::tcp::RtoForm::Rfc6298,
         cwnd_validation: true,
+        loss_recovery: LossRecovery::Classic,
     }
 }
 
@@ -120,6 +124,8 @@ fn opening_without_a_handshake_negotiates_as_the_syns_would_and_measures_nothing
         timestamps: true,
         delayed_ack: false,
         delack_timeout_ns: 0,
+        quickack: false,
+        initial_rwnd: None,
     });
     r.on_segment(0, &s.syn(0));
     let syn_ack = r.hand_over_syn_ack(0);
@@ -814,4 +820,103 @@ fn timestamps_shrink_the_payload_and_resolve_karns_ambiguity() {
     ack.timestamps = Some(Timestamps { val: 9, ecr: 202 });
     s.on_segment(602 * MS, &ack, &mut Vec::new());
     assert_eq!(s.rto().srtt(), Some((7 * 100 * MS + 400 * MS) / 8));
+}
+
+// ---- RACK-TLP recovery (loss_recovery = rack) -----------------------------------------
+
+/// A SACK sender with RACK-TLP past its handshake (100 ms RTT), ten segments sent at 100 ms.
+fn rack_sender(backlog: u64) -> (Sender, Vec<Segment>) {
+    let mut s = Sender::new(SenderConfig {
+        sack: true,
+        initial_window: 10,
+        loss_recovery: LossRecovery::Rack,
+        ..config()
+    });
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    let syn_ack = Segment {
+        syn: true,
+        has_ack: true,
+        window: 64_000,
+        mss_option: Some(MSS as u16),
+        sack_permitted: true,
+        ..Segment::default()
+    };
+    s.on_segment(100 * MS, &syn_ack, &mut out);
+    s.write(backlog);
+    out.clear();
+    s.try_send(100 * MS, &mut out);
+    (s, out)
+}
+
+fn resent(out: &[Segment], seq: u64) -> bool {
+    out.iter().any(|seg| seg.seq == seq && seg.retransmission)
+}
+
+#[test]
+fn rack_waits_a_quarter_min_rtt_then_marks_the_hole_lost_once_three_segments_are_sacked() {
+    // RFC 8985 §6.2: with fewer than DupThresh segments SACKed the reordering window is
+    // min_rtt/4 (a timer); from the third on it is 0 and the hole is lost at once.
+    let (mut s, sent) = rack_sender(100_000);
+    assert_eq!(sent.len(), 10);
+    let out = sack_ack(&mut s, 200, 0, &[(1000, 2000)]);
+    assert!(!resent(&out, 0));
+    assert_eq!(s.next_deadline(), Some(225 * MS));
+    sack_ack(&mut s, 200, 0, &[(1000, 3000)]);
+    let out = sack_ack(&mut s, 200, 0, &[(1000, 4000)]);
+    assert!(resent(&out, 0));
+    assert_eq!(s.stats.fast_retransmits, 1);
+}
+
+#[test]
+fn prr_lets_out_ssthresh_over_recover_fs_of_what_each_ack_delivers() {
+    // RFC 6937 with Reno (ssthresh = cwnd/2 = 5 of RecoverFS = 10, as Linux halves cwnd):
+    // while the flight is above ssthresh, prr_out follows ⌈prr_delivered · 5 / 10⌉, so the
+    // entering ACK's retransmission and one new segment for every two more deliveries
+    // leave; then the flight settles at ssthresh.
+    let (mut s, _) = rack_sender(100_000);
+    for end in 2..=4 {
+        sack_ack(&mut s, 200, 0, &[(1000, end * 1000)]);
+    }
+    assert_eq!(s.ssthresh(), 5 * MSS);
+    let sent: Vec<usize> = (5..=10)
+        .map(|end| sack_ack(&mut s, 200, 0, &[(1000, end * 1000)]).len())
+        .collect();
+    assert_eq!(sent, vec![0, 1, 0, 1, 0, 0]);
+    assert_eq!(s.cwnd(), 5 * MSS);
+}
+
+#[test]
+fn a_tail_loss_is_probed_with_the_last_segment_before_the_timer_expires() {
+    // RFC 8985 §7: segments 8 and 9 lost, nothing left to send: PTO = 2·SRTT + 2 ms after
+    // the last ACK, before the RTO; the probe resends the last segment.
+    let (mut s, _) = rack_sender(10_000);
+    ack(&mut s, 200, 8000);
+    assert_eq!(s.next_deadline(), Some(402 * MS));
+    let mut out = Vec::new();
+    s.on_timer(402 * MS, &mut out);
+    assert!(resent(&out, 9000));
+    assert_eq!(s.stats.timeouts, 0);
+}
+
+#[test]
+fn a_timeout_with_rack_marks_everything_lost_and_restarts_from_one_segment() {
+    // Linux tcp_enter_loss: the head and what was sent a RACK RTT ago are lost, cwnd = in
+    // flight + 1 segment, the head is resent at once.
+    // Nothing is acknowledged: the tail probe (2·SRTT + 2 ms after the send) comes first
+    // and resends the last segment; the RTO follows one RTO after the head was sent.
+    let (mut s, _) = rack_sender(10_000);
+    assert_eq!(s.next_deadline(), Some(302 * MS));
+    let mut out = Vec::new();
+    s.on_timer(302 * MS, &mut out);
+    assert_eq!(seqs(&out), vec![9000]);
+    assert_eq!(s.next_deadline(), Some(400 * MS));
+    out.clear();
+    s.on_timer(400 * MS, &mut out);
+    assert_eq!(s.stats.timeouts, 1);
+    assert_eq!(seqs(&out), vec![0]);
+    // The probe's retransmission of the last segment, 98 ms old, is still counted in
+    // flight (Linux tcp_mark_skb_lost keeps SACKED_RETRANS on a segment first marked
+    // lost): cwnd = 1 + 1 segments.
+    assert_eq!(s.cwnd(), 2 * MSS);
 }

@@ -1,0 +1,339 @@
+//! Loss recovery as Linux does it with `tcp_recovery = 1` and `tcp_early_retrans = 3`
+//! (`loss_recovery = "rack"`): RACK-TLP (RFC 8985) decides what is lost, PRR (RFC 6937)
+//! how fast to send during recovery, and the connection moves through Linux's congestion
+//! states (tcp_input.c `tcp_fastretrans_alert`):
+//!
+//! - Open: nothing outstanding is SACKed or lost.
+//! - Disorder: SACKs arrived but RACK has not yet judged anything lost.
+//! - Recovery: RACK marked data lost; PRR brings cwnd down to ssthresh while lost data is
+//!   resent, lowest first, then new data; it ends when the cumulative ACK reaches the
+//!   highest byte sent at its start (`high_seq`), with cwnd = ssthresh.
+//! - CWR: a tail loss probe repaired a loss: cwnd is reduced once, without recovery.
+//! - Loss: the retransmission timer expired: the head, and everything sent a RACK RTT ago,
+//!   is lost; cwnd restarts from one segment above the flight and slow start resends it.
+//!
+//! Used when both ends negotiated SACK; without SACK the classic recoveries apply.
+
+use super::prr::Prr;
+use super::{CaState, Sender};
+use crate::engine::Nanos;
+use crate::tcp::cc::CcState;
+use crate::tcp::Segment;
+
+/// Linux TCP_TIMEOUT_MIN_US: the probe timeout's allowance for a delayed ACK when more than
+/// one segment is outstanding.
+const TLP_MIN_EXTRA_NS: Nanos = 2_000_000; /* 2 ms */
+
+/// The tail loss probe in flight (RFC 8985 §7.4, Linux `tlp_high_seq`, `tlp_retrans`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Probe {
+    high_seq: u64,
+    retransmission: bool,
+}
+
+impl Sender {
+    /// RACK-TLP applies: asked for, SACK negotiated, and not Tahoe's go-back-N.
+    pub(super) fn rack_mode(&self) -> bool {
+        self.rack_recovery && self.sack_ok
+    }
+
+    fn segments(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.mss)
+    }
+
+    pub(super) fn on_ack_rack(&mut self, now: Nanos, seg: &Segment) {
+        let min_rtt = self.rto.min_rtt().unwrap_or(0);
+        let (rtx, rack) = (&mut self.rtx, &mut self.rack);
+        let sacked_before = rtx.sacked_bytes();
+        let newly_sacked = rtx.sack(seg.sack_blocks(), |d| {
+            rack.note_delivery(d, true);
+            rack.advance(d, now, min_rtt);
+        });
+        let cumulative = seg.ack.max(self.snd_una);
+        let sacked_mid = rtx.sacked_bytes();
+        rtx.acknowledge(cumulative, |d| {
+            rack.note_delivery(d, false);
+            rack.advance(d, now, min_rtt);
+        });
+        let sacked_covered = sacked_mid - rtx.sacked_bytes();
+        debug_assert!(sacked_mid == sacked_before + newly_sacked);
+        let delivered = newly_sacked + (cumulative - self.snd_una) - sacked_covered;
+        self.take_rtt_sample(now, seg, delivered);
+
+        let una_advanced = seg.ack > self.snd_una;
+        if una_advanced {
+            self.snd_una = seg.ack;
+            self.snd_nxt = self.snd_nxt.max(self.snd_una);
+            self.rack.forget_sacks_below(self.snd_una);
+            self.consecutive_timeouts = 0;
+            self.restart_timer(now);
+        }
+        self.leave_finished_state();
+
+        let mut newly_lost = 0;
+        if self.rack.advanced() {
+            let reo_wnd = self.reo_wnd();
+            let detection = self.rack.detect_loss(&mut self.rtx, now, reo_wnd);
+            newly_lost = detection.newly_lost;
+            self.reo_timer = detection.timer;
+        }
+        self.process_probe_ack(now, seg.ack, una_advanced, newly_sacked);
+        if matches!(
+            self.ca_state,
+            CaState::Open | CaState::Disorder | CaState::Cwr
+        ) {
+            if self.rtx.lost_bytes() > 0 {
+                self.enter_rack_recovery(now);
+            } else if self.ca_state != CaState::Cwr {
+                self.ca_state = self.open_or_disorder();
+            }
+        }
+        match self.ca_state {
+            CaState::Recovery | CaState::Cwr => {
+                let cwnd = self.prr.cwnd(
+                    self.segments(delivered),
+                    self.segments(self.rtx.in_flight()),
+                    self.ssthresh / self.mss,
+                    una_advanced,
+                    self.segments(newly_lost),
+                );
+                if let Some(segments) = cwnd {
+                    self.cwnd = segments * self.mss;
+                }
+            }
+            // Linux `tcp_may_raise_cwnd`: growth only on forward progress of the
+            // cumulative ACK, with what it and the SACKs delivered.
+            _ if una_advanced => self.grow_window(now, delivered),
+            _ => {}
+        }
+        if una_advanced {
+            self.schedule_probe(now);
+        }
+    }
+
+    /// Linux `tcp_fastretrans_alert` step D: Recovery, Loss and CWR end once the
+    /// cumulative ACK passes `high_seq`; Recovery and CWR then set cwnd to ssthresh
+    /// (`tcp_end_cwnd_reduction`), Loss keeps what slow start regrew.
+    fn leave_finished_state(&mut self) {
+        let done = match self.ca_state {
+            CaState::Recovery | CaState::Loss => self.snd_una >= self.high_seq,
+            CaState::Cwr => self.snd_una > self.high_seq,
+            CaState::Open | CaState::Disorder => false,
+        };
+        if !done {
+            return;
+        }
+        if self.ca_state != CaState::Loss && self.ssthresh != u64::MAX {
+            self.cwnd = self.ssthresh;
+        }
+        self.ca_state = CaState::Open;
+        self.in_recovery = false;
+    }
+
+    fn open_or_disorder(&self) -> CaState {
+        if self.rtx.sacked_bytes() + self.rtx.lost_bytes() + self.rtx.retrans_bytes() > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        }
+    }
+
+    fn reo_wnd(&self) -> Nanos {
+        let recovering = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
+        let sacked = self.rtx.sacked_bytes() / self.mss;
+        let min_rtt = self.rto.min_rtt().unwrap_or(0);
+        self.rack
+            .reo_wnd(recovering, sacked, min_rtt, self.rto.srtt().unwrap_or(0))
+    }
+
+    /// Linux `tcp_init_cwnd_reduction`: ssthresh from the algorithm, PRR from the current
+    /// cwnd. Linux's algorithms reduce from cwnd (`tcp_reno_ssthresh` halves it), where
+    /// RFC 5681 halves the flight: the flight they see here is cwnd.
+    fn start_cwnd_reduction(&mut self, now: Nanos) {
+        let state = CcState {
+            flight: self.cwnd,
+            ..self.cc_state(now)
+        };
+        self.ssthresh = self.cc.ssthresh_after_loss(&state);
+        self.prr = Prr::start(self.segments(self.cwnd));
+        self.probe = None;
+    }
+
+    /// Linux `tcp_enter_recovery`: a reduction unless one is already under way (CWR).
+    fn enter_rack_recovery(&mut self, now: Nanos) {
+        if self.ca_state != CaState::Cwr {
+            self.start_cwnd_reduction(now);
+        }
+        self.stats.fast_retransmits += 1;
+        self.ca_state = CaState::Recovery;
+        self.in_recovery = true;
+        self.high_seq = self.snd_max;
+    }
+
+    /// Linux `tcp_xmit_retransmit_queue`: lost data first, lowest sequence first, while
+    /// the flight is below cwnd. Resending the head restarts the timer.
+    pub(super) fn resend_lost(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        while let Some(r) = self.rtx.next_to_resend() {
+            if self.rtx.in_flight() + r.len() > self.cwnd || self.pacing_holds(now) {
+                return;
+            }
+            self.retransmit(now, r.start, r.end, out);
+            if r.start == self.snd_una {
+                self.rearm_for_head_retransmission(now);
+            }
+        }
+    }
+
+    /// The highest byte new data may reach: the peer's window, and cwnd over what is in
+    /// flight (RFC 8985 §6.2's pipe, Linux `tcp_cwnd_test`).
+    pub(super) fn rack_send_limit(&self) -> u64 {
+        let cwnd_room = self.cwnd.saturating_sub(self.rtx.in_flight());
+        (self.snd_una + self.rwnd).min(self.snd_nxt + cwnd_room)
+    }
+
+    /// RFC 8985 §7.2 (Linux `tcp_schedule_loss_probe`): in Open or CWR, with data
+    /// outstanding and no probe or reordering timer pending, a probe after
+    /// PTO = 2·SRTT, plus the peer's delayed-ACK time when a single segment is out, and
+    /// never later than the retransmission timer.
+    pub(super) fn schedule_probe(&mut self, now: Nanos) {
+        self.probe_timer = None;
+        let Some(srtt) = self.rto.srtt() else {
+            return;
+        };
+        if self.rtx.is_empty()
+            || self.probe.is_some()
+            || self.reo_timer.is_some()
+            || !matches!(self.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return;
+        }
+        let extra = if self.rtx.outstanding() <= self.mss {
+            self.cfg.min_rto_ns
+        } else {
+            TLP_MIN_EXTRA_NS
+        };
+        let mut at = now + 2 * srtt + extra;
+        if let Some(rto) = self.timer {
+            at = at.min(rto);
+        }
+        self.probe_timer = Some(at);
+    }
+
+    /// RFC 8985 §7.3 (Linux `tcp_send_loss_probe`): one segment of new data if the peer's
+    /// window takes it, else the last segment sent again; then the retransmission timer
+    /// runs from the oldest outstanding segment's transmission.
+    pub(super) fn on_probe_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.probe_timer = None;
+        if self.probe.is_none() {
+            let queued = self.written.saturating_sub(self.snd_max);
+            let room = (self.snd_una + self.rwnd).saturating_sub(self.snd_max);
+            let len = self.mss.min(queued).min(room);
+            let retransmission = len == 0;
+            if !retransmission {
+                let seq = self.snd_max;
+                self.emit(now, seq, len, out);
+                self.snd_nxt = self.snd_max;
+            } else if let Some(last) = self.rtx.last().copied().filter(|r| !r.sacked) {
+                self.retransmit(now, last.start, last.end, out);
+            } else {
+                return;
+            }
+            self.probe = Some(Probe {
+                high_seq: self.snd_max,
+                retransmission,
+            });
+        }
+        self.rearm_from_head(now);
+    }
+
+    /// Linux `tcp_rearm_rto` after an early timer: the timer expires one RTO after the
+    /// oldest outstanding segment was sent.
+    fn rearm_from_head(&mut self, now: Nanos) {
+        self.timer = self
+            .rtx
+            .head()
+            .map(|head| (head.sent_at + self.rto.rto()).max(now + 1));
+    }
+
+    /// Linux `tcp_process_tlp_ack`: an ACK past the probe of a retransmission means the
+    /// probe repaired a loss, so cwnd is reduced once (CWR); a duplicate ACK for it means
+    /// the original arrived too, and nothing was lost.
+    fn process_probe_ack(&mut self, now: Nanos, ack: u64, una_advanced: bool, newly_sacked: u64) {
+        let Some(probe) = self.probe else {
+            return;
+        };
+        if ack < probe.high_seq {
+            return;
+        }
+        if !probe.retransmission {
+            self.probe = None;
+        } else if ack > probe.high_seq {
+            self.start_cwnd_reduction(now);
+            self.cwnd = self.ssthresh;
+            self.ca_state = self.open_or_disorder();
+            self.high_seq = self.snd_max;
+        } else if !una_advanced && newly_sacked == 0 {
+            self.probe = None;
+        }
+    }
+
+    /// RFC 8985 §6.3 (Linux `tcp_rack_reo_timeout`): segments RACK had to wait for are
+    /// now overdue; recovery starts if any was lost.
+    pub(super) fn on_reo_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.reo_timer = None;
+        let before = self.rtx.in_flight();
+        let reo_wnd = self.reo_wnd();
+        let detection = self.rack.detect(&mut self.rtx, now, reo_wnd);
+        self.reo_timer = detection.timer;
+        if self.rtx.in_flight() != before {
+            if self.ca_state != CaState::Recovery {
+                self.enter_rack_recovery(now);
+                if let Some(segments) = self.prr.cwnd(
+                    1,
+                    self.segments(self.rtx.in_flight()),
+                    self.ssthresh / self.mss,
+                    false,
+                    0,
+                ) {
+                    self.cwnd = segments * self.mss;
+                }
+            }
+            self.resend_lost(now, out);
+        }
+        self.rearm_from_head(now);
+    }
+
+    /// The retransmission timer expired (Linux `tcp_retransmit_timer`, `tcp_enter_loss`):
+    /// ssthresh falls unless this window was already reduced, the head and everything sent
+    /// a RACK RTT ago are lost, cwnd is one segment above what is still in flight, and the
+    /// head is resent at once.
+    pub(super) fn on_rto_rack(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.stats.timeouts += 1;
+        let reduced_already = match self.ca_state {
+            CaState::Open | CaState::Disorder => false,
+            CaState::Loss => self.consecutive_timeouts > 0,
+            CaState::Recovery | CaState::Cwr => self.high_seq > self.snd_una,
+        };
+        let state = CcState {
+            flight: self.cwnd,
+            ..self.cc_state(now)
+        };
+        if !reduced_already {
+            self.ssthresh = self.cc.ssthresh_after_loss(&state);
+        }
+        self.cc.on_timeout(&state);
+        self.consecutive_timeouts += 1;
+        self.rtx.mark_lost_on_timeout(now, self.rack.rtt);
+        self.cwnd = self.rtx.in_flight() + self.mss;
+        self.ca_state = CaState::Loss;
+        self.in_recovery = false;
+        self.high_seq = self.snd_max;
+        self.probe = None;
+        self.probe_timer = None;
+        self.reo_timer = None;
+        if let Some(head) = self.rtx.next_to_resend() {
+            self.retransmit(now, head.start, head.end, out);
+        }
+        self.timer = Some(now + self.rto.rto());
+    }
+}
