@@ -181,19 +181,26 @@ mod tests {
         assert_eq!(c.last_max_cwnd, 80 * 1741 / 2048);
     }
 
-    #[test]
-    fn before_any_loss_cwnd_grows_at_least_five_percent_per_round_trip() {
-        // No W_max: cnt is capped at 20, so 100 segments acknowledged one by one add 5.
-        let mut c = LinuxCubic::default();
+    /// From 100 segments in congestion avoidance, 100 ACKs of one segment each, 1 ms apart
+    /// from `start`; the cwnd after them.
+    fn ack_one_by_one(c: &mut LinuxCubic, start: Nanos) -> u64 {
         let mut cwnd = 100_000;
         for i in 0..100 {
             let s = CcState {
                 cwnd,
                 ssthresh: 50_000,
-                ..state(0, 0, 1000 * MS + i * MS)
+                ..state(0, 0, start + i * MS)
             };
             cwnd = c.on_ack(&s, 1000);
         }
+        cwnd
+    }
+
+    #[test]
+    fn before_any_loss_cwnd_grows_at_least_five_percent_per_round_trip() {
+        // No W_max: cnt is capped at 20, so 100 segments acknowledged one by one add 5.
+        let mut c = LinuxCubic::default();
+        let cwnd = ack_one_by_one(&mut c, 1000 * MS);
         assert!((105_000..=106_000).contains(&cwnd), "{cwnd}");
     }
 
@@ -202,15 +209,7 @@ mod tests {
         // Far below W_max the curve asks for more; cnt ≥ 2 caps it at 1.5× per round trip.
         let mut c = LinuxCubic::default();
         c.ssthresh_after_loss(&state(1000, 10_000, 0));
-        let mut cwnd = 100_000;
-        for i in 0..100 {
-            let s = CcState {
-                cwnd,
-                ssthresh: 50_000,
-                ..state(0, 0, 20_000 * MS + i * MS)
-            };
-            cwnd = c.on_ack(&s, 1000);
-        }
+        let cwnd = ack_one_by_one(&mut c, 20_000 * MS);
         assert!(cwnd <= 150_000, "{cwnd}");
     }
 

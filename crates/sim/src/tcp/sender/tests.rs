@@ -681,10 +681,13 @@ fn reno_leaves_recovery_at_the_first_new_ack_newreno_at_the_full_ack() {
 
 // ---- SACK (RFC 2018, RFC 6675) ------------------------------------------------------------
 
-fn sack_sender() -> Sender {
+/// A sender with SACK negotiated past its handshake (100 ms RTT), `backlog` bytes written
+/// and the first window (10 segments) sent at 100 ms.
+fn sack_established(loss_recovery: LossRecovery, backlog: u64) -> (Sender, Vec<Segment>) {
     let mut s = Sender::new(SenderConfig {
         sack: true,
         initial_window: 10,
+        loss_recovery,
         ..config()
     });
     let mut out = Vec::new();
@@ -699,8 +702,14 @@ fn sack_sender() -> Sender {
         ..Segment::default()
     };
     s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(1_000_000);
+    s.write(backlog);
+    out.clear();
     s.try_send(100 * MS, &mut out);
+    (s, out)
+}
+
+fn sack_sender() -> Sender {
+    let (mut s, _) = sack_established(LossRecovery::Classic, 1_000_000);
     s.ssthresh = 10 * MSS;
     s
 }
@@ -826,27 +835,7 @@ fn timestamps_shrink_the_payload_and_resolve_karns_ambiguity() {
 
 /// A SACK sender with RACK-TLP past its handshake (100 ms RTT), ten segments sent at 100 ms.
 fn rack_sender(backlog: u64) -> (Sender, Vec<Segment>) {
-    let mut s = Sender::new(SenderConfig {
-        sack: true,
-        initial_window: 10,
-        loss_recovery: LossRecovery::Rack,
-        ..config()
-    });
-    let mut out = Vec::new();
-    s.connect(0, &mut out);
-    let syn_ack = Segment {
-        syn: true,
-        has_ack: true,
-        window: 64_000,
-        mss_option: Some(MSS as u16),
-        sack_permitted: true,
-        ..Segment::default()
-    };
-    s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(backlog);
-    out.clear();
-    s.try_send(100 * MS, &mut out);
-    (s, out)
+    sack_established(LossRecovery::Rack, backlog)
 }
 
 fn resent(out: &[Segment], seq: u64) -> bool {
