@@ -211,10 +211,14 @@ def test_with_json_errors_are_json_too(
 
 
 def test_a_fault_of_tcplab_exits_1_asking_for_a_report_with_the_scenario_saved(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Issue #15: a backend bug raising ValueError was reported as the scenario's fault.
+    import tempfile
+
     from tcplab.backends import model
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the report folders go here
 
     def broken(plan: dict) -> dict:
         raise ValueError("math domain error")
