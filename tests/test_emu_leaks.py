@@ -159,6 +159,9 @@ STEPS = ["_stop_emulator", "_kill_children", "_release_namespaces"]
 def test_a_signal_at_each_teardown_step_waits_until_everything_is_down(
     step: str, signum: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Children this process had before (an earlier test's process-pool server) are not
+    # the network's.
+    earlier = children_of(os.getpid())
     net = _network()
     net.__enter__()
     namespaces = {f"net:[{emu_network.namespace_id(fd)}]" for fd in net.namespaces}
@@ -166,7 +169,7 @@ def test_a_signal_at_each_teardown_step_waits_until_everything_is_down(
     # A grandchild the runner does not know of: only the namespace scan finds it.
     net.popen(1, ["sh", "-c", "sleep 60 & wait"])
     time.sleep(0.2)
-    kids = {p.pid for p in sleepers} | children_of(os.getpid())
+    kids = {p.pid for p in sleepers} | (children_of(os.getpid()) - earlier)
     original = getattr(EmuNetwork, step)
 
     def interrupted(self: EmuNetwork) -> None:
