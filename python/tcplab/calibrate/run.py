@@ -16,7 +16,6 @@ import json
 import os
 import platform
 import subprocess
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -233,18 +232,11 @@ def _module_parameters() -> dict[str, str]:
 
 def _namespace_defaults() -> dict[str, str]:
     """The TCP and core sysctls of a fresh network namespace, as each run's namespaces
-    started with before the backend set its own (docs/emu.md)."""
-    name = f"tcplab-calibrate-{os.getpid()}-{time.monotonic_ns()}"
-    subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
-    try:
-        out = subprocess.run(
-            ["ip", "netns", "exec", name, "sysctl", "-a"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-    finally:
-        subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
+    started with before the backend set its own (docs/emu.md). The namespace has no
+    name: it ends with the `sysctl` process, however this one ends."""
+    out = subprocess.run(
+        ["unshare", "--net", "sysctl", "-a"], check=True, capture_output=True, text=True
+    ).stdout
     values = {}
     for line in out.splitlines():
         key, _, value = line.partition(" = ")
