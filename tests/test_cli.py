@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
+import tcplab
 from tcplab.cli import app
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -80,6 +81,52 @@ def test_default_output_directory_is_results_slash_name(
     saved = tmp_path / "results" / "cli-test" / "result.json"
     assert json.loads(saved.read_text())["meta"]["seed"] == 3
     assert (saved.parent / "report.html").exists()
+
+
+def test_a_rerun_never_replaces_the_earlier_run_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = scenario(tmp_path, GOOD)
+    monkeypatch.chdir(tmp_path)
+    seeds = {}
+    for seed in (1, 2, 3):
+        result = runner.invoke(app, ["run", str(path), "--backend", "model", "--seed", str(seed)])
+        assert result.exit_code == 0, result.stderr
+        seeds[seed] = result.stdout
+    folders = ["cli-test", "cli-test-2", "cli-test-3"]
+    for seed, folder in zip((1, 2, 3), folders, strict=True):
+        saved = json.loads((tmp_path / "results" / folder / "result.json").read_text())
+        assert saved["meta"]["seed"] == seed
+        assert f"saved results/{folder}/result.json" in seeds[seed]
+    # --overwrite replaces the first folder's run instead.
+    args = ["run", str(path), "--backend", "model", "--seed", "9", "--overwrite"]
+    assert runner.invoke(app, args).exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == folders
+    saved = json.loads((tmp_path / "results" / "cli-test" / "result.json").read_text())
+    assert saved["meta"]["seed"] == 9
+
+
+def test_an_out_directory_holding_a_run_is_refused_without_overwrite(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["run", str(scenario(tmp_path, GOOD)), "--backend", "model", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    before = (out / "result.json").read_text()
+    refused = runner.invoke(app, [*args, "--seed", "5"])
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f"error: {out} holds an earlier run (result.json); give --overwrite to replace it,"
+        " or another --out\n"
+    )
+    assert (out / "result.json").read_text() == before
+    assert runner.invoke(app, [*args, "--seed", "5", "--overwrite"]).exit_code == 0
+    assert json.loads((out / "result.json").read_text())["meta"]["seed"] == 5
+
+
+def test_version_prints_the_installed_version() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "tcplab", "--version"], capture_output=True, text=True, check=True
+    )
+    assert completed.stdout == f"tcplab {tcplab.__version__}\n"
 
 
 def test_backend_and_seed_options_override_the_file(tmp_path: Path) -> None:

@@ -199,6 +199,54 @@ def test_toml_syntax_errors_carry_the_line(tmp_path: Path) -> None:
         load_spec(path)
 
 
+TYPOS = """\
+name = "typos"
+durration = "3s"
+
+[[hosts]]
+name = "client"
+
+[[hosts]]
+name = "server"
+[hosts.tcp]
+sndbuff = "32KiB"   # a comment
+"min_rto" = "-1ms"
+
+[[links]]
+rate = "2.048Mbps"
+delay = "275ms"
+queue = { limt = "64KiB" }
+
+[app]
+kind = "file"
+bytes = "1MiB"
+mesage_size = "64KiB"
+xyzzy = true
+"""
+
+
+def test_unknown_fields_get_the_closest_name_and_every_problem_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "typos.toml"
+    path.write_text(TYPOS)
+    with pytest.raises(SpecError) as raised:
+        load_spec(path)
+    assert sorted(raised.value.problems) == [
+        "app.mesage_size: unknown field, did you mean 'message_size'? (line 21)",
+        "app.xyzzy: unknown field (line 22)",  # nothing close: no suggestion
+        "durration: unknown field, did you mean 'duration'? (line 2)",
+        'hosts.1.tcp.min_rto: "-1ms" is negative; a duration must not be negative (line 11)',
+        "hosts.1.tcp.sndbuff: unknown field, did you mean 'sndbuf'? (line 10)",
+        # Inline in the table on line 16: no line of its own.
+        "links.0.queue.limt: unknown field, did you mean 'limit'?",
+    ]
+
+
+def test_a_scenario_given_as_a_mapping_gets_suggestions_without_lines() -> None:
+    assert problems({"links": [{**LINK, "rat": "1Mbps"}]}) == [
+        "links.0.rat: unknown field, did you mean 'rate'?"
+    ]
+
+
 def test_missing_file_is_a_spec_error(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="no such file"):
         load_spec(tmp_path / "absent.toml")

@@ -102,7 +102,7 @@ def test_results_query_answers_sql_with_the_python_api_numbers(swept: tuple[Path
         'SELECT "links.0.delay" AS delay, avg(goodput_bps) AS goodput, max(timeouts) AS timeouts'
         " FROM summary GROUP BY 1 ORDER BY 1"
     )
-    result = runner.invoke(app, ["results", "query", sql, "--dir", str(out), "--json"])
+    result = runner.invoke(app, ["results", "query", str(out), sql, "--json"])
     assert result.exit_code == 0, result.stderr
     rows = json.loads(result.stdout)
     summary = tcplab.open_results(out).summary()
@@ -112,7 +112,7 @@ def test_results_query_answers_sql_with_the_python_api_numbers(swept: tuple[Path
     assert [row["delay"] for row in rows] == list(expected.index)
     assert [row["goodput"] for row in rows] == pytest.approx(list(expected["goodput"]))
     assert [row["timeouts"] for row in rows] == list(expected["timeouts"])
-    table = runner.invoke(app, ["results", "query", sql, "--dir", str(out)])
+    table = runner.invoke(app, ["results", "query", str(out), sql])
     assert table.exit_code == 0, table.stderr
     assert "delay" in table.stdout and "goodput" in table.stdout
 
@@ -120,8 +120,8 @@ def test_results_query_answers_sql_with_the_python_api_numbers(swept: tuple[Path
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["results", "query", "SELECT * FROM nosuch", "--dir", "{out}"], "error: query failed: "),
-        (["results", "query", "SELECT 1", "--dir", "{tmp}"], "is not a results directory"),
+        (["results", "query", "{out}", "SELECT * FROM nosuch"], "error: query failed: "),
+        (["results", "query", "{tmp}", "SELECT 1"], "is not a results directory"),
         (["results", "list", "{tmp}"], "error: no results directories in"),
     ],
 )

@@ -186,3 +186,34 @@ def test_an_unreachable_scheduler_is_a_user_error(
     monkeypatch.setattr(executors, "DASK_CONNECT_TIMEOUT_S", 1)
     with pytest.raises(tcplab.TcplabError, match="cannot reach the Dask scheduler at tcp://"):
         tcplab.sweep(QUICK, out=tmp_path, executor="dask", scheduler="tcp://127.0.0.1:9")
+
+
+@pytest.mark.parametrize(
+    ("how", "jobs"), [("stdin", 1), ("stdin", 2), ("unguarded script", 2), ("-c", 1)]
+)
+def test_a_sweep_runs_from_stdin_a_repl_or_a_script_without_a_main_guard(
+    tmp_path: Path, how: str, jobs: int
+) -> None:
+    """The workers never run the caller's main module again: piped into `python -` (no file
+    to run), or as a script whose top level calls tcplab.sweep (it would sweep again in each
+    worker), a sweep works as from the command line, as it does in a notebook."""
+    out = tmp_path / "out"
+    code = (
+        "import sys, tcplab\n"
+        f"store = tcplab.sweep({QUICK!r}, out={str(out)!r}, jobs={jobs}, backend='model')\n"
+        "print(len(store.summary()))\n"
+    )
+    if how == "stdin":
+        command, stdin = [sys.executable, "-"], code
+    elif how == "-c":
+        command, stdin = [sys.executable, "-c", code], None
+    else:
+        script = tmp_path / "unguarded.py"
+        script.write_text(code)
+        command, stdin = [sys.executable, str(script)], None
+    completed = subprocess.run(
+        command, input=stdin, capture_output=True, text=True, timeout=WAIT_S, cwd=tmp_path
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == "4\n"
+    assert completed.stderr == ""

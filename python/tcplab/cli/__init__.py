@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from typing import Annotated, Any
 
-import click
 import typer
 
 from tcplab.cli.common import (
@@ -23,6 +22,7 @@ from tcplab.cli.common import (
     internal_fault,
     report_error,
 )
+from tcplab.version import __version__
 
 # Each command: its module, the function (or Typer group) there, and whether it is a group.
 # A run of one command imports only its module, so `tcplab run` does not load what
@@ -49,9 +49,8 @@ def build_app(only: str | None = None) -> typer.Typer:
         rich_markup_mode=None,
         help="A laboratory for TCP performance on hard paths.",
     )
-    if only is not None:
-        # With a callback a Typer of one command stays a group: `tcplab run FILE`.
-        app.callback()(lambda: None)
+    # The callback also keeps a Typer of one command a group: `tcplab run FILE`.
+    app.callback()(_root)
     for name, (module, attribute, group) in _COMMANDS.items():
         if only in (None, name):
             command = getattr(importlib.import_module(f"tcplab.cli.{module}"), attribute)
@@ -60,6 +59,23 @@ def build_app(only: str | None = None) -> typer.Typer:
             else:
                 app.command(name)(command)
     return app
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"tcplab {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    pass
 
 
 def __getattr__(name: str) -> Any:
@@ -75,13 +91,15 @@ def main() -> None:
     """Console-script entry point: usage errors too become one `error:` line (exit 2); an
     exception no command expected is a fault of tcplab (exit 1, with what to report)."""
     asked = sys.argv[1] if len(sys.argv) > 1 else None
-    app = build_app(asked if asked in _COMMANDS else None)
+    # `tcplab --version` needs none of the commands (whose modules take a while to import).
+    only = asked if asked in _COMMANDS or asked == "--version" else None
+    app = build_app(only)
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as error:
         report_error(error.format_message(), USER_ERROR, kind="usage")
         code = USER_ERROR
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, typer.Abort):
         code = INTERRUPTED
     except Exception as error:
         internal_fault(error, sys.argv[1:])

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -53,9 +52,6 @@ def report_error(error: BaseException | str, code: int, **details: Any) -> None:
 
 
 def _json_asked() -> bool:
-    context = click.get_current_context(silent=True)
-    if context is not None and "json_output" in context.params:
-        return bool(context.params["json_output"])
     return "--json" in sys.argv[1:]
 
 

@@ -57,13 +57,15 @@ def results_list_command(
 
 @results_app.command("query")
 def results_query_command(
+    directory: Annotated[
+        Path, typer.Argument(help="the results directory, as `results list` takes it")
+    ],
     sql: Annotated[
         str,
         typer.Argument(
             help="SQL over summary, flows, hosts, links, media, series, trace, messages"
         ),
     ],
-    directory: Annotated[Path, typer.Option("--dir", help="the results directory")] = Path("."),
     json_output: Annotated[
         bool, typer.Option("--json", help="print the rows as a JSON list of objects")
     ] = False,
@@ -72,8 +74,8 @@ def results_query_command(
     try:
         if not (directory / MANIFEST_FILE).is_file():
             raise TcplabError(
-                f"{directory} is not a results directory (no {MANIFEST_FILE}); name one with"
-                " --dir, e.g. --dir results/<name>"
+                f"{directory} is not a results directory (no {MANIFEST_FILE}); name one first,"
+                " e.g. tcplab results query results/<name> 'SELECT ...'"
             )
         columns, rows = Store(directory).records(sql)
     except TcplabError as error:

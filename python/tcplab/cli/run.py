@@ -20,7 +20,7 @@ from tcplab.cli.common import (
 )
 from tcplab.errors import TcplabError
 from tcplab.report import REPORT_FILE, display
-from tcplab.result import RunResult
+from tcplab.result import RESULT_FILE, RunResult
 from tcplab.spec import Spec, canonical_dict, validate_spec
 
 # Rows of the per-interval table before it wraps into another column group, and at most
@@ -43,6 +43,14 @@ def run_command(
         Path | None, typer.Option(help="where to save result.json and report.html")
     ] = None,
     no_save: Annotated[bool, typer.Option("--no-save", help="save nothing")] = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="replace an earlier run saved in the same directory (without it, a re-run"
+            " saves into results/<name>-2, -3, ..., and an --out holding a run is refused)",
+        ),
+    ] = False,
     pcap: Annotated[
         list[str] | None,
         typer.Option(
@@ -63,6 +71,12 @@ def run_command(
             if no_save or spec.sweep is not None:
                 raise TcplabError("--pcap saves captures beside result.json of a single run")
             spec = _with_captures(spec, pcap)
+        if overwrite and (no_save or spec.sweep is not None):
+            raise TcplabError(
+                "--overwrite replaces the saved result of a single run (a sweep resumes;"
+                " its --force runs every point again)"
+            )
+        directory = None if no_save or spec.sweep is not None else _directory(spec, out, overwrite)
     except TcplabError as error:
         raise fail(error) from None
     if spec.sweep is not None:
@@ -73,7 +87,7 @@ def run_command(
     try:
         result = api.run(spec)
         bounds = None if json_output else _model_summary(spec)
-        saved = None if no_save else _save(result, out or Path("results") / spec.name)
+        saved = None if directory is None else _save(result, directory)
     except TcplabError as error:
         raise fail(error) from None
     if json_output:
@@ -84,6 +98,25 @@ def run_command(
         console.print(f"saved {saved} and {saved.parent / REPORT_FILE}")
         for name in result.captures:
             console.print(f"saved {saved.parent / name}.pcap")
+
+
+def _directory(spec: Spec, out: Path | None, overwrite: bool) -> Path:
+    """Where the run is saved: `out`, or results/<name>. Without `overwrite` an earlier
+    run's result is never replaced: a re-run goes to results/<name>-2 (-3, ...), and an
+    `out` that holds one is refused before anything runs."""
+    if out is not None:
+        if (out / RESULT_FILE).exists() and not overwrite:
+            raise TcplabError(
+                f"{out} holds an earlier run ({RESULT_FILE}); give --overwrite to replace it,"
+                " or another --out"
+            )
+        return out
+    base = Path("results") / spec.name
+    directory, number = base, 1
+    while (directory / RESULT_FILE).exists() and not overwrite:
+        number += 1
+        directory = base.with_name(f"{spec.name}-{number}")
+    return directory
 
 
 def _save(result: RunResult, directory: Path) -> Path:

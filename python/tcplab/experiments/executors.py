@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Generator, Iterable, Iterator
@@ -120,7 +121,8 @@ def _run_local(tasks: list[Task], jobs: int) -> Generator[Outcome, None, None]:
         initargs=(os.getpid(),),
     )
     try:
-        with _interrupts_held():
+        # Submitting starts the workers.
+        with _interrupts_held(), _main_module_left_out():
             pending: set[Future[Outcome]] = {pool.submit(execute, task) for task in tasks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -130,6 +132,29 @@ def _run_local(tasks: list[Task], jobs: int) -> Generator[Outcome, None, None]:
         _stop(pool)
         raise
     pool.shutdown()
+
+
+@contextlib.contextmanager
+def _main_module_left_out() -> Iterator[None]:
+    """Start workers that do not run the caller's main module again.
+
+    multiprocessing has each new worker run the parent's `__main__` (by its `__file__`, or
+    its module name for `python -m`) so that functions defined there unpickle. A worker
+    here runs only tcplab's `execute`, and running the caller's main breaks it: from stdin
+    ('<stdin>' is no file), in Jupyter (ipykernel_launcher would start another kernel), or
+    from a script that calls tcplab.sweep without an `if __name__ == "__main__":` guard
+    (the worker would start a sweep of its own). Hidden while the workers start, the main
+    module gives multiprocessing (spawn.get_preparation_data) nothing to run.
+    """
+    main = sys.modules["__main__"]
+    saved = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in vars(main)}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 @contextlib.contextmanager
@@ -159,9 +184,8 @@ def _local_outcome(future: Future[Outcome]) -> Outcome:
         # Every run still queued would fail the same way, so stop the sweep rather than
         # record them all as failed.
         raise TcplabError(
-            "a worker process died (killed, out of memory, or a Python script that calls"
-            ' tcplab.sweep without an `if __name__ == "__main__":` guard); the runs'
-            " finished so far are stored, and running the sweep again resumes"
+            "a worker process died (killed, or out of memory); the runs finished so far are"
+            " stored, and running the sweep again resumes"
         ) from None
 
 
@@ -190,8 +214,15 @@ def _dask_outcome(task: Task, future: Any) -> Outcome:
 
 
 def _run_dask(tasks: list[Task], scheduler: str) -> Generator[Outcome, None, None]:
-    # Imported here: Dask takes a second to import, and only this executor needs it.
-    from distributed import Client, as_completed
+    # Imported here: Dask takes a second to import, only this executor needs it, and it is
+    # an optional part of the installation (the dask extra).
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise TcplabError(
+            "--executor dask needs Dask distributed, which this installation lacks:"
+            ' pip install "tcplab[dask]"'
+        ) from None
 
     try:
         client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT_S)

@@ -16,7 +16,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from tcplab.errors import SpecError
-from tcplab.spec import units
+from tcplab.spec import locate, units
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,7 +30,8 @@ from tcplab.spec.scenario import Spec
 def _message(error: ErrorDetails) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        return "unknown field"
+        close = locate.suggestion(Spec, tuple(error["loc"]))
+        return f"unknown field, did you mean {close!r}?" if close else "unknown field"
     if kind == "missing":
         return "required"
     if kind == "value_error":
@@ -60,17 +61,23 @@ def format_problem(location: tuple[str | int, ...], message: str) -> str:
     return f"{_location(location)}: {message}" if location else message
 
 
-def _problems(error: ValidationError) -> Iterator[str]:
+def _problems(error: ValidationError, text: str | None) -> Iterator[str]:
     for location, message in located_problems(error):
-        yield format_problem(location, message)
+        line = locate.line_of(text, location) if text is not None else None
+        yield format_problem(location, message) + (f" (line {line})" if line else "")
 
 
-def validate_spec(data: Mapping[str, Any], source: str | PathLike[str] | None = None) -> Spec:
-    """Validate a scenario given as a mapping; problems are raised as one SpecError."""
+def validate_spec(
+    data: Mapping[str, Any],
+    source: str | PathLike[str] | None = None,
+    text: str | None = None,
+) -> Spec:
+    """Validate a scenario given as a mapping; problems are raised as one SpecError. Given
+    the TOML `text` it was read from, each problem names the line of its field."""
     try:
         return Spec.model_validate(data)
     except ValidationError as error:
-        raise SpecError(list(_problems(error)), source) from None
+        raise SpecError(list(_problems(error, text)), source) from None
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -91,7 +98,8 @@ def load_spec(path: str | PathLike[str]) -> Spec:
     path = Path(path)
     data = read_toml(path)
     data.setdefault("name", path.stem)
-    return validate_spec(data, path)
+    # read_toml has read it already: it is there and is UTF-8.
+    return validate_spec(data, path, path.read_text(encoding="utf-8"))
 
 
 def json_schema() -> dict[str, Any]:
