@@ -82,10 +82,37 @@ rcvbuf = ["64KiB"]
     assert point.initial_window == 256
 
 
+def test_competing_flows_points_open_parallel_connections(tmp_path: Path) -> None:
+    path = _grid(
+        tmp_path,
+        """
+[[sets]]
+rate = ["10Mbps"]
+delay = ["10ms"]
+queue_bdp = [1]
+cc = ["cubic"]
+flows = [1, 3]
+""",
+    )
+    grid = calibrate.load_grid(path)
+    assert [p.name for p in grid.points] == [
+        "10Mbps-10ms-q1bdp-cubic",
+        "10Mbps-10ms-q1bdp-cubic-flows3",
+    ]
+    assert grid.spec.sweep is not None
+    # One connection leaves the app untouched, so its scenario (and its hash) is the one
+    # it had before the axis existed.
+    assert grid.spec.sweep.parameters["app.parallel"] == [None, 3]
+    sim, _, _ = calibrate.run.run_sim(grid, tmp_path / "out", {p.name for p in grid.points}, jobs=1)
+    three = sim[sim["point"] == "10Mbps-10ms-q1bdp-cubic-flows3"].iloc[0]
+    assert three["goodput_bps"] > 0.9 * 10e6 and 0.8 < three["fairness"] <= 1.0
+
+
 @pytest.mark.parametrize(
     ("axes", "problems"),
     [
         ('cc = ["vegas"]', ["sets.0.cc.0: "]),
+        ('cc = ["reno"]\nflows = [0]', ["sets.0.flows.0: "]),
         ('cc = ["reno"]\nqueue_bdp = [0]', ["sets.0.queue_bdp.0: "]),
         ('cc = ["reno"]\nsndbuf = ["lots"]', ["sets.0: sndbuf: ", "base.links: the grid makes"]),
     ],

@@ -199,3 +199,28 @@ def test_a_reader_that_pauses_after_each_read_takes_as_long_in_sim_and_emu() -> 
     sim_s = tcplab.run(spec, backend="sim").summary["elapsed_s"]
     assert 1.2 <= sim_s < 1.4
     assert 1.2 <= emu_s < 1.5
+
+
+def test_parallel_connections_share_the_path_in_sim_and_emu() -> None:
+    # app.parallel: three CUBIC connections at once over 10 Mb/s, 10 ms each way and a
+    # one-BDP queue (17 packets). Together they fill the link on both backends; each has
+    # its flow row, and Jain's index says how evenly they shared it.
+    spec = {
+        "name": "parallel",
+        "duration": "10s",
+        "links": [{"rate": "10Mbps", "delay": "10ms", "queue": {"limit": "17p"}}],
+        "app": {"kind": "bulk", "parallel": 3},
+    }
+    runs = {"emu": run_emu(spec), "sim": tcplab.run(spec, backend="sim")}
+    for backend, result in runs.items():
+        summary = result.summary
+        assert [f["flow"] for f in result.flows] == [0, 1, 2], backend
+        assert sum(f["bytes_delivered"] for f in result.flows) == summary["bytes_delivered"]
+        assert all(f["goodput_bps"] > 0 for f in result.flows), backend
+        assert summary["goodput_bps"] > 0.9 * 10e6, backend
+        assert summary["fairness"] > 0.8, backend
+    emu_trace = runs["emu"].trace_frame()
+    assert set(emu_trace["flow"]) == {0, 1, 2}
+    assert runs["emu"].summary["goodput_bps"] == pytest.approx(
+        runs["sim"].summary["goodput_bps"], rel=AGREEMENT
+    )

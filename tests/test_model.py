@@ -441,6 +441,10 @@ def test_total_loss_delivers_nothing() -> None:
         ({"links__0__forward__error": {"kind": "fade"}}, "links.0.forward.error.kind"),
         ({"app": {"kind": "file", "message_size": 1, "bytes": None}}, "app.bytes"),
         ({"app": {"kind": "rr", "message_size": 1, "bytes": None}}, "app.kind"),
+        (
+            {"app": {"kind": "bulk", "message_size": 1, "bytes": None, "parallel": 2}},
+            "app.parallel",
+        ),
         ({"links": []}, "links"),
     ],
 )

@@ -291,3 +291,43 @@ def test_topology_form_runs_media_streams_each_their_way() -> None:
         (0, ["audio"]),
         (1, ["back"]),
     ]
+
+
+def test_topology_form_opens_parallel_connections_together() -> None:
+    bulk = {"kind": "bulk", "message_size": 1, "bytes": None}
+    flows = topology_form(_path_plan({**bulk, "parallel": 3}, links=1))["flows"]
+    assert [(f["src"], f["dst"], f["start_ns"]) for f in flows] == [(0, 1, 0)] * 3
+    # The flows' apps are the one app without the count (the simulator's plan has no
+    # such field).
+    assert all(f["app"] == bulk for f in flows)
+
+
+def test_parallel_enters_the_plan_only_above_one() -> None:
+    base = {"name": "p", "links": [{"rate": "10Mbps", "delay": "1ms"}]}
+    one = resolve(validate_spec({**base, "app": {"kind": "bulk", "parallel": 1}}))
+    assert "parallel" not in one["app"]
+    four = resolve(validate_spec({**base, "app": {"kind": "file", "bytes": "1MiB", "parallel": 4}}))
+    assert four["app"]["parallel"] == 4
+
+
+@pytest.mark.parametrize(
+    ("scenario", "problem"),
+    [
+        ({"app": {"kind": "rr", "parallel": 2}}, 'app.parallel: only for kind = "bulk" or "file"'),
+        ({"app": {"kind": "bulk", "parallel": 0}}, "app.parallel: "),
+        ({"app": {"kind": "bulk", "parallel": 33}}, "app.parallel: "),
+        (
+            {
+                "hosts": [{"name": "a"}, {"name": "b"}],
+                "links": [{"between": ["a", "b"], "rate": "1Mbps", "delay": "1ms"}],
+                "flows": [{"src": "a", "dst": "b", "app": {"kind": "bulk", "parallel": 2}}],
+            },
+            "flows.0.app.parallel: with [[flows]], give each connection its own flow",
+        ),
+    ],
+)
+def test_parallel_refusals_name_the_field(scenario: dict, problem: str) -> None:
+    base = {"name": "p", "links": [{"rate": "10Mbps", "delay": "1ms"}]}
+    with pytest.raises(SpecError) as error:
+        validate_spec({**base, **scenario})
+    assert any(p.startswith(problem) for p in error.value.problems), error.value.problems

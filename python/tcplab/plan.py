@@ -146,6 +146,8 @@ def _app(app: App) -> dict[str, Any]:
         plan["streams"] = [_stream(stream) for stream in app.streams]
     if app.connection == "shared":
         plan["shared_connection"] = True
+    if app.parallel is not None and app.parallel > 1:
+        plan["parallel"] = app.parallel
     if app.kind == "rr":
         # netperf TCP_RR's default: one byte each way (-r 1,1).
         plan["request_size"] = app.request_size or 1
@@ -358,7 +360,8 @@ def topology_form(plan: dict[str, Any]) -> dict[str, Any]:
     """The plan as the simulator takes it: every link naming its two nodes, every connection a
     flow. A path-form plan (two hosts, links in order, one app) becomes the topology it
     describes: host 0 is node 0, host 1 node 1, the router after link k node k + 2 (named
-    ``after-links.k``); its app becomes one flow from host 0 to host 1, or one per leg of a
+    ``after-links.k``); its app becomes one flow from host 0 to host 1 (`parallel` of them
+    if it says so), or one per leg of a
     message sent both ways (the second opening once the first is received), or one per
     media stream (TCP streams of one direction sharing one when the app says so).
     """
@@ -385,7 +388,9 @@ def _flow(src: int, dst: int, app: dict[str, Any], after: int | None = None) -> 
 
 def _path_flows(app: dict[str, Any]) -> list[dict[str, Any]]:
     """The flows of a path-form app, each carrying its data from its src to its dst."""
-    one_way = {key: value for key, value in app.items() if key != "direction"}
+    one_way = {key: value for key, value in app.items() if key not in ("direction", "parallel")}
+    if app.get("parallel"):
+        return [_flow(0, 1, one_way) for _ in range(app["parallel"])]
     if app["kind"] == "media":
         return _media_flows(one_way)
     if app["kind"] == "message" and app.get("direction") == "downstream":

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,9 @@ MIN_MTU = 1500
 READ_SIZE = 128 * 1024
 # Beyond the test's own duration: setup, handshake, the report's way back.
 SLACK_S = 60.0
+# How long after their launch parallel clients open their data connections together: room
+# for each client process to start (a Python interpreter, slower on a loaded machine).
+PARALLEL_START_NS = 2 * NS_PER_S
 IPERF3_MISSING = "iperf3 is not installed (apt-get install iperf3; scripts/setup does it as root)"
 LISTEN_POLL_S = 0.05
 PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
@@ -269,6 +272,18 @@ def validate(plan: Mapping[str, Any]) -> None:
             "an rr client writes each request as soon as the last response is read (netperf "
             "TCP_RR); there is no pause between writes to set",
         )
+    if app.get("parallel"):
+        _check(
+            tool == "tcplab",
+            "app.parallel",
+            'parallel connections run on tcplab\'s own tool (tool = "tcplab", the default)',
+        )
+        _check(
+            not plan.get("peps"),
+            "app.parallel",
+            "the emu backend's PEP relays one connection; run parallel connections through "
+            "a PEP on the sim backend",
+        )
     if tool == "iperf3":
         buffers = {
             tcp[name]
@@ -391,8 +406,11 @@ def workload(plan: Mapping[str, Any]) -> Workload:
 
 
 def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The measurement of the plan's connections: one client process each (`parallel` of
+    them open together), served by one server; `connections` holds each client's result."""
     sender, receiver = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
     app = plan["app"]
+    count = int(app.get("parallel", 1))
     test = asdict(workload(plan))
     duration_s = plan["duration_ns"] / NS_PER_S
     child = [sys.executable, "-m", "tcplab.measure.child"]
@@ -403,6 +421,7 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "options": _options(receiver, receiver=True),
         "read_size": app.get("read_size") or READ_SIZE,
         "accept_timeout_s": SLACK_S,
+        "count": count,
     }
     server = net.popen(-1, [*child, json.dumps(server_config)])
     _wait_listening(server, SLACK_S)
@@ -415,15 +434,22 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "options": _options(sender, receiver=False),
         "test": test,
         "proxied": bool(relays),
+        # Parallel clients wait for one moment to open their data connections, as the
+        # simulator opens them together; a client started late opens at once.
+        "start_at_ns": time.monotonic_ns() + PARALLEL_START_NS if count > 1 else None,
     }
-    client = net.popen(0, [*child, json.dumps(client_config)])
-    try:
-        out, err = client.communicate(timeout=duration_s + 2 * SLACK_S)
-    except subprocess.TimeoutExpired:
-        raise EmuError("the measurement client did not finish in time") from None
-    if client.returncode != 0:
-        raise EmuError(f"the measurement client failed: {err.strip()[-2000:]}")
-    measured = dict(json.loads(out))
+    clients = [net.popen(0, [*child, json.dumps(client_config)]) for _ in range(count)]
+    deadline = time.monotonic() + duration_s + 2 * SLACK_S + PARALLEL_START_NS / NS_PER_S
+    connections = []
+    for client in clients:
+        try:
+            out, err = client.communicate(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            raise EmuError("the measurement client did not finish in time") from None
+        if client.returncode != 0:
+            raise EmuError(f"the measurement client failed: {err.strip()[-2000:]}")
+        connections.append(json.loads(out))
+    measured: dict[str, Any] = {"connections": connections}
     if relays:
         measured["relays"] = emu_pep.finish_relays(relays, SLACK_S)
     return measured
@@ -542,36 +568,39 @@ def _iperf3(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
 def to_result(
     plan: Mapping[str, Any], measured: Mapping[str, Any], emulator: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The measurement and the emulator's report in the result schema."""
-    end = measured["end"]
-    received = end["sum_received"]
-    elapsed = float(received["seconds"])
-    delivered = int(received["bytes"])
+    """The measurement and the emulator's report in the result schema: a flow row per
+    connection, the summary their sum."""
+    connections = measured["connections"]
+    ends = [c["end"] for c in connections]
+    elapsed = max(float(e["sum_received"]["seconds"]) for e in ends)
+    delivered = sum(int(e["sum_received"]["bytes"]) for e in ends)
     goodput = 8 * delivered / elapsed if elapsed > 0 else 0.0
-    info = end["sender_tcp_info"]
-    netstat = end.get("netstat", {})
-    trace = measured.get("trace", [])
-    series = _series(measured["intervals"], plan["interval_ns"], elapsed)
+    netstat = _namespace_counters([e.get("netstat", {}) for e in ends])
+    traces = [c.get("trace", []) for c in connections]
+    series = _series(_summed_intervals(connections), plan["interval_ns"], elapsed)
     links = _links(emulator, elapsed)
-    windows = [row["snd_wnd_bytes"] for row in trace if row.get("snd_wnd_bytes")]
+    windows = [row["snd_wnd_bytes"] for rows in traces for row in rows if row.get("snd_wnd_bytes")]
     # The window most often offered: the first ACKs may show a larger one (docs/emu.md).
     usual_window = max(set(windows), key=windows.count) if windows else None
-    start = measured["start"]
+    start, end = connections[0]["start"], ends[0]
+    cpu = [e["cpu_utilization_percent"] for e in ends]
     summary = {
         "goodput_bps": goodput,
         "elapsed_s": elapsed,
         "bytes_delivered": delivered,
-        "bytes_written": int(end["sum_sent"]["bytes"]),
-        "segments_sent": end["sum_sent"].get("segments"),
-        "retransmits": end["sum_sent"].get("retransmits"),
+        "bytes_written": sum(int(e["sum_sent"]["bytes"]) for e in ends),
+        "segments_sent": _sum_known(e["sum_sent"].get("segments") for e in ends),
+        "retransmits": _sum_known(e["sum_sent"].get("retransmits") for e in ends),
         "fast_retransmits": netstat.get("TCPFastRetrans"),
         "timeouts": netstat.get("TCPTimeouts"),
         "persist_probes": netstat.get("TCPWinProbe"),
-        "completed": bool(received["completed"]),
+        "completed": all(bool(e["sum_received"]["completed"]) for e in ends),
         # The emulator's packets (both directions): the emulator's counterpart of the
         # simulator's events.
         "events": sum(d["packets_in"] for d in emulator["directions"]),
-        "limited_by": end["limited_by"],
+        "limited_by": {
+            cause: _mean_known(e["limited_by"][cause] for e in ends) for cause in end["limited_by"]
+        },
         "emu": {
             "kernel": platform.release(),
             "sender_cc": end["sender_tcp_congestion"],
@@ -581,21 +610,37 @@ def to_result(
             "receiver_window_clamp": start["receiver"]["window_clamp"],
             "peer_window_bytes": usual_window,
             "max_peer_window_bytes": max(windows, default=None),
-            "cpu_percent_sender": end["cpu_utilization_percent"]["host_total"],
-            "cpu_percent_receiver": end["cpu_utilization_percent"]["remote_total"],
+            # Each client is a process of its own; the one server serves them all.
+            "cpu_percent_sender": _sum_known(c["host_total"] for c in cpu),
+            "cpu_percent_receiver": max(
+                (c["remote_total"] for c in cpu if c["remote_total"] is not None), default=None
+            ),
             **_emulator_columns(emulator),
             "interval_origin": start["origin"],
             "netstat": netstat,
         },
     }
-    sender = {
-        "retransmits": end["sum_sent"].get("retransmits"),
-        "timeouts": netstat.get("TCPTimeouts"),
-        "persist_probes": netstat.get("TCPWinProbe"),
-        **tcp_info_columns(info),
-    }
-    flows = [_flow_row(plan, goodput, delivered, sender)]
-    summary.update(_host_summary(goodput, summary["emu"]))
+    if len(connections) == 1:
+        # The namespace's counters are this connection's own.
+        sender = {
+            "retransmits": end["sum_sent"].get("retransmits"),
+            "timeouts": netstat.get("TCPTimeouts"),
+            "persist_probes": netstat.get("TCPWinProbe"),
+            **tcp_info_columns(end["sender_tcp_info"]),
+        }
+        flows = [_flow_row(plan, 0, goodput, delivered, sender)]
+    else:
+        flows = [
+            _flow_row(
+                plan,
+                k,
+                8 * int(e["sum_received"]["bytes"]) / elapsed if elapsed > 0 else 0.0,
+                int(e["sum_received"]["bytes"]),
+                sender_columns(e["sender_tcp_info"]),
+            )
+            for k, e in enumerate(ends)
+        ]
+    summary.update(_host_summary([f["goodput_bps"] for f in flows], summary["emu"]))
     rr = _transactions(end.get("transactions"))
     if rr is not None:
         summary["rr"] = rr
@@ -605,18 +650,53 @@ def to_result(
         "hosts": _hosts(plan, goodput, summary["emu"]),
         "links": links,
         "series": series,
-        "trace": _trace(trace),
+        "trace": _trace([(k, row) for k, rows in enumerate(traces) for row in rows]),
     }
     return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
 
 
+def _namespace_counters(deltas: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """The sender namespace's counters over the run. Each client reads them across its own
+    test, and parallel clients' tests span the same time, so each delta counts every
+    connection's events: the largest is the run's (an upper bound where they differ)."""
+    names = {name for delta in deltas for name in delta}
+    return {name: max(delta.get(name, 0) for delta in deltas) for name in sorted(names)}
+
+
+def _summed_intervals(connections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The connections' per-interval delivered bytes added up interval by interval (each
+    counted from its own client's start; parallel clients start together)."""
+    counts: list[int] = []
+    for connection in connections:
+        for k, interval in enumerate(connection["intervals"]):
+            if k == len(counts):
+                counts.append(0)
+            counts[k] += int(interval["sum"]["bytes"])
+    return [{"sum": {"bytes": count}} for count in counts]
+
+
+def _sum_known(values: Iterable[float | None]) -> Any:
+    """The sum of values a tool reported; None if any is unknown."""
+    known = list(values)
+    return None if any(v is None for v in known) else sum(known)
+
+
+def _mean_known(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
 def _flow_row(
-    plan: Mapping[str, Any], goodput: float, delivered: int, sender: Mapping[str, Any]
+    plan: Mapping[str, Any],
+    flow: int,
+    goodput: float,
+    delivered: int,
+    sender: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The result's one flow row of a measurement between the plan's two hosts: what
-    arrived, and the sender's columns as the tool that measured it reports them."""
+    """A flow row of a measurement between the plan's two hosts: what arrived, and the
+    sender's columns as the tool that measured it reports them."""
     return {
-        "flow": 0,
+        "flow": flow,
         "src": plan["hosts"][0]["name"],
         "dst": plan["hosts"][-1]["name"],
         "goodput_bps": goodput,
@@ -696,14 +776,17 @@ def _hosts(plan: Mapping[str, Any], goodput: float, emu: Mapping[str, Any]) -> l
     return rows
 
 
-def _host_summary(goodput: float, emu: Mapping[str, Any]) -> dict[str, Any]:
-    """The summary's fairness and CPU fields for the one connection the backend runs."""
+def _host_summary(goodputs: Sequence[float], emu: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary's fairness (Jain's index over the connections' goodputs, as the
+    simulator's) and CPU fields."""
     percents = [p for p in (emu.get("cpu_percent_sender"), emu.get("cpu_percent_receiver")) if p]
     busiest = max(percents, default=None)
+    total = sum(goodputs)
+    squares = sum(g * g for g in goodputs)
     return {
-        "fairness": 1.0,
+        "fairness": total * total / (len(goodputs) * squares) if squares > 0 else 1.0,
         "cpu_utilisation": None if busiest is None else busiest / 100,
-        "goodput_per_cpu_bps": _per_cpu(goodput, busiest),
+        "goodput_per_cpu_bps": _per_cpu(total, busiest),
         "window_updates": None,
         "ring_drops": None,
     }
@@ -787,7 +870,7 @@ def iperf3_result(
         else None,
         "final_cwnd_bytes": last.get("snd_cwnd"),
     }
-    flows = [_flow_row(plan, goodput, delivered, sender)]
+    flows = [_flow_row(plan, 0, goodput, delivered, sender)]
     trace_rows = [
         {
             "t_s": s["end"],
@@ -799,14 +882,14 @@ def iperf3_result(
         }
         for s in streams
     ]
-    summary.update(_host_summary(goodput, summary["emu"]))
+    summary.update(_host_summary([goodput], summary["emu"]))
     result = {
         "summary": summary,
         "flows": flows,
         "hosts": _hosts(plan, goodput, summary["emu"]),
         "links": _links(emulator, elapsed),
         "series": _series(intervals, plan["interval_ns"], elapsed),
-        "trace": _trace(trace_rows),
+        "trace": _trace([(0, row) for row in trace_rows]),
     }
     return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
 
@@ -823,10 +906,11 @@ def _series(
     return {"t_s": ends, "interval_bytes": values}
 
 
-def _trace(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+def _trace(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> dict[str, list[Any]]:
+    """The trace table of (flow, sample) pairs."""
     out = empty_trace()
-    for row in rows:
-        out["flow"].append(0)
+    for flow, row in rows:
+        out["flow"].append(flow)
         out["t_s"].append(row["t_s"])
         out["cwnd_bytes"].append(row["cwnd_bytes"])
         ssthresh = row["ssthresh_bytes"]

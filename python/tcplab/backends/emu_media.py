@@ -142,7 +142,7 @@ def to_result(
         "events": sum(d["packets_in"] for d in emulator["directions"]),
         "limited_by": {"rwnd": None, "sndbuf": None, "cwnd": None, "app": None},
         "emu": emu,
-        **base._host_summary(goodput, emu),
+        **base._host_summary([goodput], emu),
     }
     return {
         "summary": summary,

@@ -110,6 +110,12 @@ def _validate(plan: Plan) -> None:
     app = plan["app"]
     _check(app["kind"] in ("bulk", "file"), "app.kind", f"{app['kind']!r}; accepted: bulk, file")
     _check(
+        not app.get("parallel"),
+        "app.parallel",
+        "the model backend models a single connection; run parallel connections on the sim"
+        " or emu backend",
+    )
+    _check(
         not app.get("write_delay_ns"),
         "app.write_delay_ns",
         "the model backend has no model of an application that sleeps between writes",

@@ -2,10 +2,10 @@
 
 A grid file (calibration/*.toml) names a `base` scenario and `sets` of axes; each set is the
 product of its axes. A point is one single-bottleneck path (rate, one-way delay, drop-tail
-queue in bandwidth-delay products) and one TCP setting (cc, random loss, initial window,
-buffers). The whole grid becomes one scenario with a zip sweep over every point, so that
-the sweep machinery (tcplab.experiments.sweeps) runs it on either backend and the result
-store holds it.
+queue in bandwidth-delay products), one TCP setting (cc, random loss, initial window,
+buffers) and the number of connections that share the path. The whole grid becomes one
+scenario with a zip sweep over every point, so that the sweep machinery
+(tcplab.experiments.sweeps) runs it on either backend and the result store holds it.
 The points are named (`10Mbps-10ms-q1bdp-cubic`), and the name, a swept field, is what
 matches a simulator run with the kernel's.
 """
@@ -31,6 +31,7 @@ from tcplab.spec import (
     units,
     validate_spec,
 )
+from tcplab.spec.apps import MAX_PARALLEL
 from tcplab.spec.fields import Duration, Probability, Rate
 from tcplab.spec.loading import read_toml
 
@@ -59,6 +60,7 @@ SWEPT = (
     "hosts.0.tcp.initial_window",
     "hosts.0.tcp.sndbuf",
     "hosts.1.tcp.rcvbuf",
+    "app.parallel",
 )
 Cc = Literal["reno", "newreno", "cubic", "bbr"]
 
@@ -83,6 +85,12 @@ class _Axes(BaseModel):
     )
     sndbuf: list[str] = Field([AUTO], min_length=1, description='a size, or "auto"')
     rcvbuf: list[str] = Field([AUTO], min_length=1, description='a size, or "auto"')
+    flows: list[Annotated[int, Field(ge=1, le=MAX_PARALLEL)]] = Field(
+        [1],
+        min_length=1,
+        description="connections from the sender to the receiver at once, competing for the"
+        " path's bottleneck (app.parallel)",
+    )
 
 
 class _GridFile(BaseModel):
@@ -109,6 +117,7 @@ class GridPoint:
     initial_window: int | None
     sndbuf: int
     rcvbuf: int
+    flows: int
 
     @property
     def rtt_s(self) -> float:
@@ -133,6 +142,8 @@ class GridPoint:
             self.initial_window,
             units.format_size(self.sndbuf),
             units.format_size(self.rcvbuf),
+            # One connection leaves the app as the profile has it (no parallel field).
+            self.flows if self.flows > 1 else None,
         )
         return dict(zip(SWEPT, values, strict=True))
 
@@ -197,7 +208,7 @@ def _size(text: str, auto: int, field: str) -> int:
 
 def _expand(axes: _Axes) -> list[GridPoint]:
     points = []
-    for kind, rate, delay, queue_bdp, cc, loss, window, sndbuf, rcvbuf in itertools.product(
+    for kind, rate, delay, queue_bdp, cc, loss, window, sndbuf, rcvbuf, flows in itertools.product(
         axes.kind,
         axes.rate,
         axes.delay,
@@ -207,6 +218,7 @@ def _expand(axes: _Axes) -> list[GridPoint]:
         axes.initial_window or [None],
         axes.sndbuf,
         axes.rcvbuf,
+        axes.flows,
     ):
         bdp = rate * 2 * delay / 1e9 / 8
         queue = max(MIN_QUEUE_PACKETS, round(queue_bdp * bdp / PACKET_BYTES))
@@ -222,6 +234,8 @@ def _expand(axes: _Axes) -> list[GridPoint]:
         for label, text in (("snd", sndbuf), ("rcv", rcvbuf)):
             if text != AUTO:
                 name += f"-{label}{units.format_size(_size(text, auto, label + 'buf'))}"
+        if flows > 1:
+            name += f"-flows{flows}"
         points.append(
             GridPoint(
                 name=name,
@@ -235,6 +249,7 @@ def _expand(axes: _Axes) -> list[GridPoint]:
                 initial_window=window,
                 sndbuf=_size(sndbuf, auto, "sndbuf"),
                 rcvbuf=_size(rcvbuf, auto, "rcvbuf"),
+                flows=flows,
             )
         )
     return points
@@ -253,5 +268,6 @@ def _spec(grid: _GridFile, base: dict[str, Any], points: Mapping[str, GridPoint]
     sweep: dict[str, list[Any]] = {path: [] for path in SWEPT}
     for point in points.values():
         for path, value in point.params().items():
-            sweep[path].append(profile_window if value is None else value)
+            unset = value is None and path == "hosts.0.tcp.initial_window"
+            sweep[path].append(profile_window if unset else value)
     return validate_spec({**canonical_dict(validate_spec(data)), "sweep": {"mode": "zip", **sweep}})

@@ -2,9 +2,10 @@
 
 Per point: the simulator's goodput, retransmitted segments and timeouts over the kernel's
 (sim / kernel), the share of time each limit (rwnd, sndbuf, cwnd, app) held the sender on
-both, the normalised RMSE of the per-interval delivered bytes (RMSE over the kernel's mean
-interval), and whether the emulator's own timing was good enough to trust the kernel's
-number (a point it could not carry is flagged, not blamed on the simulator).
+both, Jain's fairness index where several connections share the path, the normalised RMSE
+of the per-interval delivered bytes (RMSE over the kernel's mean interval), and whether
+the emulator's own timing was good enough to trust the kernel's number (a point it could
+not carry is flagged, not blamed on the simulator).
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ def compare(
             "initial_window": point.initial_window,
             "sndbuf": point.sndbuf,
             "rcvbuf": point.rcvbuf,
+            "flows": point.flows,
             "goodput_sim_bps": s.get("goodput_bps", math.nan),
             "goodput_kernel_bps": k["goodput_bps"] if k else math.nan,
         }
@@ -149,6 +151,9 @@ def compare(
             row[f"{count}_sim"] = s.get(count)
             row[f"{count}_kernel"] = k.get(count) if k else math.nan
             row[f"{count}_ratio"] = _ratio(s.get(count), k.get(count)) if k else math.nan
+        # How evenly competing connections shared the path (Jain's index; 1 for one).
+        row["fairness_sim"] = s.get("fairness", math.nan)
+        row["fairness_kernel"] = k.get("fairness", math.nan) if k else math.nan
         for limit in LIMITS:
             row[f"limited_by_{limit}_sim"] = s.get(f"limited_by_{limit}")
             row[f"limited_by_{limit}_kernel"] = k.get(f"limited_by_{limit}") if k else math.nan

@@ -152,9 +152,17 @@ def _main_limit(row: dict[str, Any], side: str) -> str:
     return f"{top} {100 * shares[top]:.0f}%"
 
 
+def _fairness(row: dict[str, Any]) -> str:
+    """Jain's index on both sides where several connections share the path."""
+    if row.get("flows", 1) <= 1:
+        return display.MISSING
+    return f"{_ratio(row['fairness_sim'])}/{_ratio(row['fairness_kernel'])}"
+
+
 def points_table(points: Any, name: str) -> Table:
     """A row per point: goodput on both sides and their ratio, retransmissions and timeouts
-    (sim / kernel), the main limit on each side, NRMSE and the point's flag."""
+    (sim / kernel), the main limit on each side, NRMSE, the fairness of competing
+    connections and the point's flag."""
     table = Table(title=f"calibration: {name} (sim vs kernel)", box=box.SIMPLE)
     columns = [
         "point",
@@ -166,11 +174,12 @@ def points_table(points: Any, name: str) -> Table:
         "limit sim",
         "limit kernel",
         "NRMSE",
+        "Jain s/k",
         "p99 late (µs)",
         "flag",
     ]
     for index, column in enumerate(columns):
-        table.add_column(column, justify="left" if index in (0, 10) else "right")
+        table.add_column(column, justify="left" if index in (0, 11) else "right")
     for row in points.to_dict("records"):
         table.add_row(
             row["point"],
@@ -182,6 +191,7 @@ def points_table(points: Any, name: str) -> Table:
             _main_limit(row, "sim"),
             _main_limit(row, "kernel"),
             _ratio(row["nrmse"]),
+            _fairness(row),
             _count(row["timing_p99_us"]),
             row["flag"],
         )

@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
             config["port"],
             options,
             config["read_size"],
-            count=1,
+            count=config.get("count", 1),
             accept_timeout_s=config["accept_timeout_s"],
         )
         return 0
@@ -44,6 +44,7 @@ def main(argv: list[str]) -> int:
             options,
             Workload(**config["test"]),
             proxied=config.get("proxied", False),
+            start_at_ns=config.get("start_at_ns"),
         )
     sys.stdout.write(json.dumps(result) + "\n")
     return 0

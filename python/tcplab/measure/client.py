@@ -129,11 +129,18 @@ def _write(
 
 
 def run(
-    host: str, port: int, options: TcpOptions, workload: Workload, proxied: bool = False
+    host: str,
+    port: int,
+    options: TcpOptions,
+    workload: Workload,
+    proxied: bool = False,
+    start_at_ns: int | None = None,
 ) -> dict[str, Any]:
     """Run one test against the server at host:port; returns the iperf3-shaped result.
     `proxied`: host:port is a proxy's (the emulator's PEP), which connects to the server
-    from ports of its own."""
+    from ports of its own. `start_at_ns`: open the data connection no earlier than this
+    CLOCK_MONOTONIC time (the same clock in every network namespace), so that clients in
+    processes of their own start together."""
     control_sock = socket.create_connection((host, port), timeout=STEP_TIMEOUT_S)
     rr: transactions.ClientSide | None = None
     with control_sock:
@@ -158,6 +165,8 @@ def run(
             options.apply(data)
             # The server tells this test's data connection by the port it comes from.
             data.bind(("", 0))
+            if start_at_ns is not None:
+                time.sleep(max(start_at_ns - now_ns(), 0) / NS_PER_S)
             counters_before = netstat()
             cpu_start = cpu_times()
             t0 = now_ns()

@@ -25,6 +25,9 @@ from tcplab.spec.fields import (
 
 # The slowest stream a `rate` may give: one message a year (per second).
 MIN_RATE = 1 / (365 * 24 * 3600)
+# Connections of one parallel app: the emu backend runs a client process for each, and the
+# measurement server serves at most 32 tests at once (tcplab.measure.server.MAX_TESTS).
+MAX_PARALLEL = 32
 
 class Stream(StrictModel):
     """One media stream: a message every `interval` (or `rate` per second) of `message_size`
@@ -184,6 +187,13 @@ class App(StrictModel):
         validate_default=True,
         description="media: each TCP stream its own connection, or those of one direction one",
     )
+    parallel: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_PARALLEL,
+        description="bulk or file: this many connections at once from the first host to the "
+        "last, each running the app over the same path (iperf3 -P); default 1",
+    )
     # None (unset) means tcplab's own tool; a default value would enter every scenario's
     # canonical form and change the hash of all of them.
     tool: Literal["tcplab", "iperf3"] | None = Field(
@@ -242,6 +252,13 @@ class App(StrictModel):
     def _read_delay_for_readers(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value and info.data.get("kind") in ("rr", "media"):
             raise ValueError('only for kind = "bulk", "file" or "message"')
+        return value
+
+    @field_validator("parallel")
+    @classmethod
+    def _parallel_for_transfers(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("kind") not in ("bulk", "file"):
+            raise ValueError('only for kind = "bulk" or "file"')
         return value
 
     @field_validator("streams")

@@ -223,6 +223,10 @@ def _topology_problems(spec: Spec) -> list[str]:
                 f"flows.{i}.app.direction: a message goes from src to dst; give each leg its"
                 " own flow and start the second with `after`"
             )
+        if apps[i].parallel is not None:
+            problems.append(
+                f"flows.{i}.app.parallel: with [[flows]], give each connection its own flow"
+            )
         if apps[i].kind == "media":
             problems.append(
                 f"flows.{i}.app.kind: media streams run on the path form (no [[flows]]),"
