@@ -15,11 +15,12 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 import tcplab
+from tcplab import papers
 from tcplab.api import prepare
 from tcplab.cli import app
 from tcplab.experiments.sweeps import expand
 from tcplab.papers import seed002
-from tcplab.papers.pack import HELD, NOT_HELD
+from tcplab.papers.pack import FITTED, HELD, NEEDS_FULL, NOT_HELD, TIE, load_reproduction
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,7 +79,8 @@ def test_ethernet_comes_from_10base_t_behind_the_switchs_lan_module() -> None:
 def test_quick_run_judges_every_conclusion(quick: Path) -> None:
     found = checks(quick)
     assert len(found) == len(seed002.PACK.checks) == 11
-    assert all(c["status"] in (HELD, NOT_HELD) and c["evidence"] for c in found.values())
+    statuses = {HELD, NOT_HELD, TIE, FITTED, NEEDS_FULL}
+    assert all(c["status"] in statuses and c["evidence"] for c in found.values())
     data = json.loads((quick / "reproduction.json").read_text())
     assert [c["paper"] for c in data["comparisons"]] == [
         25e6, 0.35, 0.35, 0.75, 0.80, 0.90, 0.90, 17e6, 0.34, 50e6
@@ -90,25 +92,30 @@ def test_quick_run_judges_every_conclusion(quick: Path) -> None:
 
 def test_the_transfer_rate_ranking(quick: Path) -> None:
     found = checks(quick)
-    # Table 2 with the server's 32 KiB receive window bounding the flight: IPOA ≥ LANE >
-    # Ethernet.
-    smaller = found["Transfer rate, server < client buffer: IPOA ≥ LANE > Ethernet (high, "
-                    "moderate, very low)"]  # fmt: skip
-    assert smaller["status"] == HELD, smaller
+    # Table 2's means run over the ten files: --quick's three defer the ranking's verdict to
+    # the full run, and the test itself is read here on --quick's numbers.
+    claim = "Transfer rate, {} buffer: IPOA > LANE > Ethernet (high, moderate, very low)"
+    assert found[claim.format(seed002.SMALLER)]["status"] == NEEDS_FULL
+    results = load_reproduction(quick, papers.PACKS).results
+    # With the server's 32 KiB receive window bounding the flight, IPOA leads LANE by 2.9 %
+    # over 1, 5 and 10 MB (by 0.3 % over the ten files: a tie) and both beat Ethernet.
+    smaller = seed002._rate(seed002.SMALLER)(results)
+    assert smaller.status == HELD, smaller
     assert found["IPOA and LANE carry more than Ethernet at every file size"]["status"] == HELD
     # With the client's 32 KiB send buffer bounding it, Classical IP's 9140-byte segments
     # leave a sub-MSS tail that Nagle holds for the delayed ACK: IPOA falls below LANE,
     # still above Ethernet.
-    larger = found["Transfer rate, server > client buffer: IPOA ≥ LANE > Ethernet (high, "
-                   "moderate, very low)"]  # fmt: skip
-    assert larger["status"] == NOT_HELD
-    assert "IPOA vs LANE" in larger["evidence"]
+    larger = seed002._rate(seed002.LARGER)(results)
+    assert larger.status == NOT_HELD
+    assert "IPOA vs LANE" in larger.evidence
 
 
 def test_lane_costs_more_cpu_and_carries_less_per_cpu(quick: Path) -> None:
     found = checks(quick)
-    assert found["LANE uses more CPU than IPOA"]["status"] == HELD
-    assert found["IPOA carries more per unit of CPU than LANE"]["status"] == HELD
+    # pentium-133 was fitted to §4.4's CPU numbers, so these are fits, whatever the test says.
+    for claim in ("LANE uses more CPU than IPOA", "IPOA carries more per unit of CPU than LANE"):
+        assert found[claim]["status"] == FITTED
+        assert "(the test alone: held;" in found[claim]["evidence"]
 
 
 def test_the_report_sets_table2_beside_tcplab_and_draws_figs_3_to_8(

@@ -33,6 +33,8 @@ def comparisons_table(reproduction: Reproduction) -> Table:
         table.add_column(heading, justify="left" if heading in ("what", "source") else "right")
     for comparison in reproduction.comparisons:
         ratio = "—" if comparison.ratio is None else f"{comparison.ratio:.3f}"
+        if comparison.fitted:
+            ratio += " (fitted)"
         table.add_row(
             comparison.what,
             comparison.source,

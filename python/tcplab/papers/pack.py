@@ -5,7 +5,10 @@ publishes (each with how tcplab's counterpart is read from the results), and the
 stated conclusions as checks. `reproduce` runs the experiments into results stores, one
 directory per experiment under the output directory, and judges every check; the verdicts
 are facts about this run, never softened: a conclusion tcplab does not reproduce is "not
-held", and one tcplab cannot test yet is "not checkable yet" with what it needs.
+held", one whose difference lies within the runs' spread is a "tie" (neither held nor not),
+one tested on a number a model parameter was fitted to is "fitted" (not evidence), one that
+the shortened runs of `--quick` cannot decide "needs the full run", and one tcplab cannot
+test yet is "not checkable yet" with what it needs.
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ from tcplab.experiments.sweeps import plan_sweep, run_sweep
 from tcplab.result import write_atomically
 
 REPRODUCTION_FILE = "reproduction.json"
-HELD, NOT_HELD, NOT_CHECKABLE = "held", "not held", "not checkable yet"
-Status = Literal["held", "not held", "not checkable yet"]
+HELD, NOT_HELD, TIE, FITTED = "held", "not held", "tie", "fitted"
+NEEDS_FULL, NOT_CHECKABLE = "needs the full run", "not checkable yet"
+Status = Literal["held", "not held", "tie", "fitted", "needs the full run", "not checkable yet"]
+Order = Literal["held", "not held", "tie"]  # what `above` finds
+STATUSES: tuple[Status, ...] = (HELD, NOT_HELD, TIE, FITTED, NEEDS_FULL, NOT_CHECKABLE)
 
 
 class Results:
@@ -72,17 +78,30 @@ class Check:
 
     `test` is None for a conclusion tcplab cannot test yet; `needs` then says what is
     missing (a model, an application), so the report shows the gap instead of hiding it.
+    `fitted` names the model parameter fitted to the very numbers the test reads: its
+    verdict is then "fitted", whatever the test finds, with the test's numbers shown.
+    `full_run` says why `--quick`'s shortened sweep cannot decide the check: its verdict is
+    then "needs the full run" under `--quick`.
     """
 
     claim: str
     source: str
     test: Callable[[Results], Verdict] | None = None
     needs: str = ""
+    fitted: str = ""
+    full_run: str = ""
 
     def evaluate(self, results: Results) -> Verdict:
         if self.test is None:
             return Verdict(NOT_CHECKABLE, f"needs {self.needs}")
-        return self.test(results)
+        if results.quick and self.full_run:
+            return Verdict(NEEDS_FULL, self.full_run)
+        verdict = self.test(results)
+        if self.fitted:
+            return Verdict(
+                FITTED, f"{self.fitted} (the test alone: {verdict.status}; {verdict.evidence})"
+            )
+        return verdict
 
 
 @dataclass(frozen=True)
@@ -95,6 +114,9 @@ class Published:
     show: Callable[[float], str]
     measure: Callable[[Results], float | None]
     note: str = ""
+    # The model parameter fitted to this number, if one was: the comparison then shows the
+    # fit, not a prediction.
+    fitted: str = ""
 
 
 @dataclass(frozen=True)
@@ -109,6 +131,7 @@ class Comparison:
     paper_text: str
     tcplab_text: str
     note: str
+    fitted: str = ""
 
 
 @dataclass(frozen=True)
@@ -156,9 +179,11 @@ class Reproduction:
     verdicts: list[tuple[Check, Verdict]]
 
     def verdict_counts(self) -> str:
-        """How the conclusions fared, e.g. "3 held, 1 not held, 1 not checkable yet"."""
+        """How the conclusions fared, e.g. "3 held, 1 not held, 1 tie, 1 fitted": held and
+        not held always, each other kind when some check has it."""
         counts = Counter(verdict.status for _, verdict in self.verdicts)
-        return ", ".join(f"{counts[status]} {status}" for status in (HELD, NOT_HELD, NOT_CHECKABLE))
+        shown = [s for s in STATUSES if s in (HELD, NOT_HELD) or counts[s]]
+        return ", ".join(f"{counts[status]} {status}" for status in shown)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values: what was compared and judged, for machines and for re-reading."""
@@ -174,6 +199,7 @@ class Reproduction:
                     "tcplab": c.tcplab,
                     "ratio": c.ratio,
                     "note": c.note,
+                    "fitted": c.fitted,
                 }
                 for c in self.comparisons
             ],
@@ -205,6 +231,7 @@ def compare(pack: Pack, results: Results) -> list[Comparison]:
                 paper_text=published.show(published.value),
                 tcplab_text="—" if measured is None else published.show(measured),
                 note=published.note,
+                fitted=published.fitted,
             )
         )
     return comparisons
@@ -292,8 +319,26 @@ def rises(
     return bool(values[-1] > values[0]) and not falls, falls
 
 
-def every(groups: Sequence[tuple[str, bool, str]]) -> Verdict:
-    """One verdict over several cases (name, held, evidence): held only if all held."""
-    held = all(ok for _, ok, _ in groups)
-    evidence = "; ".join(f"{name}: {text}" for name, _, text in groups)
-    return Verdict(HELD if held else NOT_HELD, evidence)
+def every(groups: Sequence[tuple[str, bool | Status, str]]) -> Verdict:
+    """One verdict over several cases (name, held or a status, evidence): not held if any
+    case is not held, else a tie if any is a tie (the claim is not shown everywhere), else
+    held."""
+    # A case is a status, or anything true or false (numpy's bools too).
+    statuses = [ok if isinstance(ok, str) else HELD if ok else NOT_HELD for _, ok, _ in groups]
+    status: Status = NOT_HELD if NOT_HELD in statuses else TIE if TIE in statuses else HELD
+    evidence = "; ".join(
+        f"{name}: {text}" + (" (tie)" if case == TIE else "")
+        for (name, _, text), case in zip(groups, statuses, strict=True)
+    )
+    return Verdict(status, evidence)
+
+
+def above(a: float, a_ci95: float, b: float, b_ci95: float) -> Order:
+    """Whether mean `a` is above mean `b`: held beyond their 95 % half-widths together, not
+    held below them, a tie within (the runs cannot tell them apart)."""
+    spread = (0.0 if pd.isna(a_ci95) else a_ci95) + (0.0 if pd.isna(b_ci95) else b_ci95)
+    if a > b + spread:
+        return HELD
+    if a < b - spread:
+        return NOT_HELD
+    return TIE

@@ -23,6 +23,7 @@ import pandas as pd
 from tcplab.papers.pack import (
     HELD,
     NOT_HELD,
+    TIE,
     Check,
     Exhibit,
     Experiment,
@@ -203,15 +204,27 @@ def _per_cpu(bps: float) -> str:
 # ---- checks --------------------------------------------------------------------------------
 
 
+RANK_TIE = 0.01
+# Table 2's means run over the ten files; --quick's three (1, 5 and 10 MB) give the 1 MB file,
+# where IPOA's lead is largest, three times its weight, enough to move a 0.3 % lead past 1 %.
+QUICK_MEANS = (
+    "Table 2's means are over the ten files; --quick's three (1, 5, 10 MB) weight the 1 MB "
+    "file three times as much, enough to move IPOA against LANE across the 1 % tie"
+)
+
+
 def _ranking(metric: str, lower_is_better: bool) -> Callable[[str], Callable[[Results], Verdict]]:
-    """Table 2's column for `metric` in one configuration: IPOA at least as good as LANE
+    """Table 2's column for `metric` in one configuration: IPOA better than LANE
     (high against moderate) and both better than Ethernet (very high or very low)."""
 
     def for_config(config: str) -> Callable[[Results], Verdict]:
         def check(results: Results) -> Verdict:
             value = {net: mean(results, net, metric, config) for net in NETWORKS}
             sign = -1 if lower_is_better else 1
-            ipoa_lane = sign * value["clip"] >= sign * value["lane"]
+            # "high" against "moderate" is a visible lead: within 1 % it is a tie (each point
+            # runs once; the model has nothing random here).
+            lead = sign * (value["clip"] / value["lane"] - 1)
+            ipoa_lane = TIE if abs(lead) <= RANK_TIE else lead > 0
             atm_ethernet = all(sign * value[net] > sign * value["ethernet"] for net in ATM)
             show = display.seconds if metric == "latency_s" else _mbps
             return every(
@@ -453,8 +466,17 @@ def _published(
     show: Callable[[float], str],
     measure: Callable[[Results], float],
     note: str = "",
+    fitted: str = "",
 ) -> Published:
-    return Published(what, source, value, show, measure, note)
+    return Published(what, source, value, show, measure, note, fitted)
+
+
+# docs/models/hosts.md: pentium-133's per-packet and per-byte costs come from §4.4's CPU
+# numbers, so the CPU comparisons and checks show the fit, not a prediction.
+CPU_FIT = (
+    "pentium-133's per-packet and per-byte costs were fitted to §4.4's CPU usage (about 90 % "
+    "near 20 Mb/s; LANE about 80 % where IPOA used 75 %)"
+)
 
 
 _FIG8_NOTE = (
@@ -491,6 +513,7 @@ PUBLISHED = (
             _pct,
             lambda results, net=net: mean(results, net, "cpu_utilisation"),
             "tcplab: over all files and both buffer configurations",
+            CPU_FIT,
         )
         for net, share in MEAN_CPU.items()
     ),
@@ -501,6 +524,7 @@ PUBLISHED = (
             CPU_LIMIT,
             _pct,
             lambda results, net=net: mean(results, net, "cpu_utilisation", mb=LIMIT_MB),
+            fitted=CPU_FIT,
         )
         for net in ATM
     ),
@@ -552,18 +576,20 @@ PACK = Pack(
     checks=(
         *(
             Check(
-                f"Transfer rate, {config} buffer: IPOA ≥ LANE > Ethernet (high, moderate, "
+                f"Transfer rate, {config} buffer: IPOA > LANE > Ethernet (high, moderate, "
                 "very low)",
                 "§4.3, Table 2",
                 _rate(config),
+                full_run=QUICK_MEANS,
             )
             for config in CONFIGS
         ),
         *(
             Check(
-                f"Latency, {config} buffer: IPOA ≤ LANE < Ethernet (low, moderate, very high)",
+                f"Latency, {config} buffer: IPOA < LANE < Ethernet (low, moderate, very high)",
                 "§4.2, Table 2",
                 _latency(config),
+                full_run=QUICK_MEANS,
             )
             for config in CONFIGS
         ),
@@ -588,17 +614,24 @@ PACK = Pack(
             "§4.2, §4.3, Figs. 3-6, Table 2",
             _larger_server_buffer_lowers_latency,
         ),
-        Check("LANE uses more CPU than IPOA", "abstract, §4.4, Fig. 7", _lane_uses_more_cpu),
+        Check(
+            "LANE uses more CPU than IPOA",
+            "abstract, §4.4, Fig. 7",
+            _lane_uses_more_cpu,
+            fitted=CPU_FIT,
+        ),
         Check(
             "IPOA carries more per unit of CPU than LANE",
             "§4.4, Fig. 8",
             _ipoa_more_per_cpu,
+            fitted=CPU_FIT + "; the rate per CPU follows from the same two costs",
         ),
         Check(
             f"The Pentium 133 is near its limit, about 90 % CPU, at {LIMIT_MB} MB (held within "
             f"±{100 * CPU_LIMIT_BAND:.0f} points)",
             "§4.4",
             _cpu_near_90_at_5mb,
+            fitted=CPU_FIT,
         ),
     ),
     differences=(

@@ -193,6 +193,38 @@ def _draw_references(axes: Axes, lines: Sequence[ReferenceLine], x: Scale, y: Sc
             axes.axvline(line.value / x.factor, color="0.35", linestyle=":", label=line.label)
 
 
+@dataclass(frozen=True)
+class PaperPoints:
+    """A source paper's published values, (x, y) in base units, drawn as markers without a
+    line beside tcplab's, labelled (e.g. "paper, UBR")."""
+
+    label: str
+    points: Sequence[tuple[float, float]]
+
+
+_PAPER_MARKERS = ("x", "+", "^", "s", "D", "v")
+
+
+def _draw_paper(axes: Axes, paper: Sequence[PaperPoints], x: Scale, y: Scale) -> None:
+    for index, published in enumerate(paper):
+        if not published.points:
+            continue
+        xs, ys = zip(*published.points, strict=True)
+        axes.plot(
+            [value / x.factor for value in xs],
+            [value / y.factor for value in ys],
+            linestyle="none",
+            marker=_PAPER_MARKERS[index % len(_PAPER_MARKERS)],
+            markersize=8,
+            color="black",
+            label=published.label,
+        )
+
+
+def _paper_values(paper: Sequence[PaperPoints]) -> list[float]:
+    return [point[1] for published in paper for point in published.points]
+
+
 def _groups(frame: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[str | None, pd.DataFrame]]:
     """Split `frame` into one group per combination of the `by` columns it has, labelled."""
     keys = [key for key in by if key in frame]
@@ -255,6 +287,7 @@ def metric_vs_param(
     ci: str | None = None,
     reference_lines: Sequence[ReferenceLine] = (),
     title: str | None = None,
+    paper: Sequence[PaperPoints] = (),
 ) -> Figure:
     """`y` against the swept parameter `x`, one line per value of `series` (a column, or
     several: one line per combination), with CI bars.
@@ -262,6 +295,7 @@ def metric_vs_param(
     `frame` has one row per point (mean values); the error bars are the half-widths in
     column `ci`, by default `<y>_ci95` when present. A parameter whose values are not
     numbers (e.g. queue limits in packets and bytes) is drawn at evenly spaced categories.
+    `paper` are a source paper's published values, drawn as black markers (numeric x only).
     """
     series = _columns(series)
     _require(frame, x, y, *series)
@@ -272,7 +306,10 @@ def metric_vs_param(
     xs = frame[x].map(categories.index).astype(float) if categorical else numeric(frame[x], x_kind)
     ys = numeric(frame[y], y_kind)
     x_scale = Scale(1.0, "") if categorical else scale(x_kind, xs)
-    y_scale = scale(y_kind, [*ys, *(line.value for line in reference_lines if line.axis == "y")])
+    y_scale = scale(
+        y_kind,
+        [*ys, *(line.value for line in reference_lines if line.axis == "y"), *_paper_values(paper)],
+    )
     figure = Figure(figsize=FIGSIZE, layout="constrained")
     axes = figure.subplots()
     data = frame.assign(_x=xs, _y=ys)
@@ -288,6 +325,7 @@ def metric_vs_param(
             label=label,
         )
     _draw_references(axes, reference_lines, x_scale, y_scale)
+    _draw_paper(axes, paper, x_scale, y_scale)
     if categorical:
         axes.set_xticks(range(len(categories)), [format_value(x, c) for c in categories])
     axes.set_xlabel(x_scale.label(quantity(x).name))
@@ -349,21 +387,25 @@ def per_interval(
     *,
     series: Sequence[str] = ("repetition",),
     title: str | None = None,
+    paper: Sequence[PaperPoints] = (),
 ) -> Figure:
     """Per-interval values (delivered bytes, or goodput) as steps over time.
 
     `frame` has `t_s` stamped at each interval's end (the first starts at 0), as in the
-    result's series; one line per combination of the `series` columns present.
+    result's series; one line per combination of the `series` columns present. `paper` are
+    a source paper's (time, value) points, drawn as black markers (e.g. at the middle of
+    each interval it reports).
     """
     _require(frame, "t_s", y)
     y_kind = quantity(y).kind
-    y_scale = scale(y_kind, numeric(frame[y], y_kind))
+    y_scale = scale(y_kind, [*numeric(frame[y], y_kind), *_paper_values(paper)])
     figure = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
     axes = figure.subplots()
     for label, group in _groups(frame, series):
         group = group.sort_values("t_s")
         edges = [0.0, *group["t_s"]]
         axes.stairs(numeric(group[y], y_kind) / y_scale.factor, edges, label=label)
+    _draw_paper(axes, paper, Scale(1.0, ""), y_scale)
     axes.set_xlabel("time (s)")
     axes.set_ylabel(y_scale.label(quantity(y).name))
     axes.set_ylim(bottom=0)

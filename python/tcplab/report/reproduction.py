@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcplab.papers.pack import HELD, NOT_CHECKABLE, NOT_HELD, Reproduction
+from tcplab.papers.pack import HELD, NOT_HELD, Reproduction
 from tcplab.report import html
 from tcplab.report.results import sweep_section
 from tcplab.version import __version__
 
-_STATUS_CLASS = {HELD: "held", NOT_HELD: "failed", NOT_CHECKABLE: "open"}
+# Held and not held in colour; a tie, a fit, a check needing the full run and one not
+# checkable yet are all "open": neither evidence for the paper nor against it.
+_STATUS_CLASS = {HELD: "held", NOT_HELD: "failed"}
 
 
 def write_reproduction_report(reproduction: Reproduction, path: str | os.PathLike[str]) -> Path:
@@ -32,7 +34,10 @@ def render_reproduction_report(reproduction: Reproduction) -> str:
         html.paragraph(reproduction.verdict_counts() + "."),
         _verdicts(reproduction),
         "<h2>Published numbers</h2>",
-        html.paragraph("tcplab's value beside the paper's; ratio = tcplab / paper."),
+        html.paragraph(
+            "tcplab's value beside the paper's; ratio = tcplab / paper. A fitted number is one a "
+            "model parameter was fitted to: it shows the fit, not a prediction."
+        ),
         html.table(
             ("what", "source", "paper", "tcplab", "ratio", "note"),
             [
@@ -42,7 +47,7 @@ def render_reproduction_report(reproduction: Reproduction) -> str:
                     c.paper_text,
                     c.tcplab_text,
                     None if c.ratio is None else f"{c.ratio:.3f}",
-                    c.note,
+                    f"fitted: {c.fitted}. {c.note}" if c.fitted else c.note,
                 ]
                 for c in reproduction.comparisons
             ],
@@ -83,7 +88,8 @@ def render_reproduction_report(reproduction: Reproduction) -> str:
 def _verdicts(reproduction: Reproduction) -> str:
     rows = []
     for check, verdict in reproduction.verdicts:
-        status = f'<td class="{_STATUS_CLASS[verdict.status]}">{html.esc(verdict.status)}</td>'
+        kind = _STATUS_CLASS.get(verdict.status, "open")
+        status = f'<td class="{kind}">{html.esc(verdict.status)}</td>'
         cells = "".join(
             f"<td>{html.esc(text)}</td>" for text in (check.claim, check.source, verdict.evidence)
         )
