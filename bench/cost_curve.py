@@ -50,7 +50,7 @@ def single_flow(bps: float, duration_s: float) -> dict[str, Any]:
     return {
         "name": f"cost-{rate_text(bps)}",
         "duration": f"{duration_s:g}s",
-        "hosts": [{"name": "a", "tcp": {"sndbuf": "1GiB", "rcvbuf": "1GiB"}}, {"name": "b"}],
+        "hosts": [{"name": h, "tcp": {"sndbuf": "256MiB", "rcvbuf": "256MiB"}} for h in ("a", "b")],
         "links": [
             {
                 "kind": "p2p",

@@ -76,6 +76,11 @@ impl RangeSet {
         (seq < e).then_some((s, e))
     }
 
+    /// The lowest range starting at or above `seq`.
+    pub fn first_at_or_above(&self, seq: u64) -> Option<(u64, u64)> {
+        self.ranges.range(seq..).next().map(|(&s, &e)| (s, e))
+    }
+
     /// Removes and returns the lowest range if it starts at or below `point`.
     pub fn pop_first_reaching(&mut self, point: u64) -> Option<(u64, u64)> {
         let (&s, _) = self.ranges.first_key_value()?;
@@ -89,21 +94,12 @@ impl RangeSet {
         self.ranges.iter().map(|(&s, &e)| (s, e))
     }
 
-    pub fn len(&self) -> usize {
-        self.ranges.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }
 
     pub fn clear(&mut self) {
         self.ranges.clear();
-    }
-
-    /// Total octets in the set.
-    pub fn bytes(&self) -> u64 {
-        self.iter().map(|(s, e)| e - s).sum()
     }
 }
 
@@ -145,7 +141,7 @@ mod tests {
         let s = set(&[(10, 20), (30, 40)]);
         assert_eq!(s.covered(15, 35), 10);
         assert_eq!(s.covered(0, 10), 0);
-        assert_eq!(s.bytes(), 20);
+        assert_eq!(s.covered(0, 50), 20);
     }
 
     #[test]

@@ -40,9 +40,7 @@ impl Sender {
             self.dupacks += 1;
             let head_lost = self
                 .scoreboard
-                .holes(self.snd_una, self.snd_max, self.mss)
-                .first()
-                .is_some_and(|h| h.start == self.snd_una && h.lost);
+                .head_lost(self.snd_una, self.snd_max, self.mss);
             if u64::from(self.dupacks) >= DUP_THRESH || head_lost {
                 self.enter_sack_recovery(now, out);
             }
