@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""CPU per packet of tcplab's simulator against the bottleneck rate and against the number
-of flows, each point printed as a ratio to the cheapest point of its curve, all measured in
-one run (a benchmark script, not a test).
+"""CPU per packet of tcplab's simulator against the bottleneck rate, the holes in flight and
+the number of flows, each point printed as a ratio to the cheapest point of its curve, all
+measured in one run (a benchmark script, not a test).
 
-    .venv/bin/python bench/cost_curve.py [--quick] [--curves rate,flows] [--json]
+    .venv/bin/python bench/cost_curve.py [--quick] [--curves rate,holes,flows] [--json]
 
 A packet is a TCP data segment sent (the summary's `segments_sent`), with everything it
 causes: its hops, its ACK, the timers, the trace samples taken meanwhile. CPU is this
@@ -13,6 +13,13 @@ as columns (no JSON of them), so the figure is the simulator's own cost.
 - rate: one CUBIC flow (the `linux` profile: SACK, timestamps), 10 ms each way, a queue
   of one BDP, 1 Mb/s to 10 Gb/s; each point runs long enough for `--packets` segments
   and at least 2 s (0.5 s with --quick).
+- holes: one CUBIC flow without HyStart on 1 Gb/s, 10 ms each way, a queue of one BDP
+  (BDP + queue = 3,333 segments), whose receive window is BDP + queue + H segments, for H
+  = 0 to 10,000: each time cwnd reaches the window, about H segments more than the path
+  holds are sent and dropped, so every loss episode has about H holes in flight; once with
+  RACK-TLP (the `linux` profile) and once with RFC 6675 SACK recovery
+  (`loss_recovery = "classic"`); as long as the rate curve's points. The table shows the
+  retransmissions per fast recovery, i.e. the holes an episode really had.
 - flows: a dumbbell of 1 to 1,000 CUBIC flows, each on its own 10 Gb/s, 1 ms access links,
   sharing a 1 Gb/s, 10 ms bottleneck whose queue is one BDP; 10 s (2 s with --quick), the
   default 10 ms trace.
@@ -34,6 +41,8 @@ from tcplab.plan import resolve, topology_form
 
 RATES_BPS = [1e6, 10e6, 100e6, 1e9, 10e9]
 FLOWS = [1, 10, 100, 1000]
+HOLES = [0, 10, 100, 1000, 10_000]
+HOLES_PATH_BPS = 1e9
 SEGMENT_BITS = 1500 * 8
 ONE_WAY_S = 0.010
 
@@ -61,6 +70,23 @@ def single_flow(bps: float, duration_s: float) -> dict[str, Any]:
         ],
         "app": {"kind": "bulk"},
     }
+
+
+def holes_flow(holes: int, loss_recovery: str, duration_s: float) -> dict[str, Any]:
+    """One flow on HOLES_PATH_BPS whose receive window exceeds what the path holds (BDP +
+    a one-BDP queue) by `holes` segments."""
+    bdp = bdp_bytes(HOLES_PATH_BPS, 2 * ONE_WAY_S)
+    window = 2 * bdp + holes * SEGMENT_BITS // 8
+    scenario = single_flow(HOLES_PATH_BPS, duration_s)
+    for host in scenario["hosts"]:
+        host["tcp"] = {
+            "sndbuf": "256MiB",
+            "rcvbuf": f"{window}B",
+            "hystart": False,
+            "loss_recovery": loss_recovery,
+        }
+    scenario["name"] = f"cost-holes-{holes}-{loss_recovery}"
+    return scenario
 
 
 def dumbbell(flows: int, duration_s: float, bottleneck: float = 1e9) -> dict[str, Any]:
@@ -103,6 +129,7 @@ def measure(label: str, scenario: dict[str, Any]) -> dict[str, Any]:
         "simulated_s": summary["elapsed_s"],
         "packets": packets,
         "retransmits": summary["retransmits"],
+        "fast_retransmits": summary["fast_retransmits"],
         "cpu_s": cpu_s,
         "us_per_packet": cpu_s / max(packets, 1) * 1e6,
     }
@@ -116,6 +143,11 @@ def rate_curve(packets: int, min_duration_s: float) -> list[dict[str, Any]]:
     return points
 
 
+def holes_curve(loss_recovery: str, packets: int, min_duration_s: float) -> list[dict[str, Any]]:
+    duration = max(min_duration_s, packets * SEGMENT_BITS / HOLES_PATH_BPS)
+    return [measure(f"{h:,} holes", holes_flow(h, loss_recovery, duration)) for h in HOLES]
+
+
 def flows_curve(duration_s: float) -> list[dict[str, Any]]:
     return [measure(f"{n} flows", dumbbell(n, duration_s)) for n in FLOWS]
 
@@ -127,14 +159,17 @@ def with_ratios(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def show(console: Console, title: str, points: list[dict[str, Any]]) -> None:
     table = Table(title=title)
-    for column in ("point", "simulated", "packets", "retransmits", "CPU", "µs/packet", "ratio"):
+    columns = ("point", "simulated", "packets", "retransmits", "per recovery", "CPU")
+    for column in (*columns, "µs/packet", "ratio"):
         table.add_column(column, justify="left" if column == "point" else "right")
     for p in points:
+        per_recovery = p["retransmits"] / p["fast_retransmits"] if p["fast_retransmits"] else 0
         table.add_row(
             p["point"],
             f"{p['simulated_s']:.2f} s",
             f"{p['packets']:,}",
             f"{p['retransmits']:,}",
+            f"{per_recovery:,.0f}",
             f"{p['cpu_s']:.2f} s",
             f"{p['us_per_packet']:.3f}",
             f"{p['ratio']:.2f}x",
@@ -148,18 +183,26 @@ def show(console: Console, title: str, points: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer packets, shorter runs")
-    parser.add_argument("--curves", default="rate,flows", help="which curves: rate, flows")
-    parser.add_argument("--packets", type=int, help="segments per point of the rate curve")
+    parser.add_argument(
+        "--curves", default="rate,holes,flows", help="which curves: rate, holes, flows"
+    )
+    parser.add_argument(
+        "--packets", type=int, help="segments per point of the rate and holes curves"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
     args = parser.parse_args()
     curves = set(args.curves.split(","))
-    unknown = curves - {"rate", "flows"}
+    unknown = curves - {"rate", "holes", "flows"}
     if unknown:
-        parser.error(f"--curves takes rate and flows, got {', '.join(sorted(unknown))}")
+        parser.error(f"--curves takes rate, holes and flows, got {', '.join(sorted(unknown))}")
     packets = args.packets or (50_000 if args.quick else 200_000)
+    min_duration = 0.5 if args.quick else 2.0
     out: dict[str, Any] = {}
     if "rate" in curves:
-        out["rate"] = with_ratios(rate_curve(packets, 0.5 if args.quick else 2.0))
+        out["rate"] = with_ratios(rate_curve(packets, min_duration))
+    if "holes" in curves:
+        for recovery, curve in (("rack", "holes-rack"), ("classic", "holes-sack")):
+            out[curve] = with_ratios(holes_curve(recovery, packets, min_duration))
     if "flows" in curves:
         out["flows"] = with_ratios(flows_curve(2.0 if args.quick else 10.0))
     if args.json:
@@ -168,6 +211,8 @@ def main() -> None:
     console = Console()
     titles = {
         "rate": "CPU per packet against rate: 1 CUBIC flow, 10 ms each way, queue 1 BDP",
+        "holes-rack": "CPU per packet against holes in flight: 1 Gb/s, 10 ms, RACK-TLP",
+        "holes-sack": "CPU per packet against holes in flight: 1 Gb/s, 10 ms, RFC 6675 SACK",
         "flows": "CPU per packet against flows: dumbbell, 1 Gb/s 10 ms bottleneck, queue 1 BDP",
     }
     for curve, points in out.items():
