@@ -147,6 +147,8 @@ def test_seed004_lays_out_table1_and_checks_cubic_against_reno(
         assert kernel["paper"] == totals[f"10 s transfer, {row}"]["paper"]
         assert kernel["tcplab"] == pytest.approx(totals[f"10 s transfer, {row}"]["tcplab"], rel=0.1)
     assert "9.00-10.00" in html
+    # Issue 16: the investigation of the paper's lower totals is a section of the report.
+    assert "<h2>Investigations</h2>" in html and "netem" in html
     assert "End to end through a PEP" in html
     assert "unsplit (reno, IW 10)" in html and "PEP, satellite side cubic, IW 2560" in html
     # Figs. 2-6 each with the paper's values as markers, and the five other plots.

@@ -47,6 +47,23 @@ def test_the_distance_rows_sweep_the_trunk_with_every_scheme() -> None:
     assert found == {(s, km) for s in seed001.SCHEMES for km in seed001.KMS}
 
 
+def test_figs_5_to_8_sweep_ubr_and_epd_over_every_distance_with_each_tcp_setting() -> None:
+    for setting, tcp in seed001.TABLE3_TCP.items():
+        runs = points(f"figs5-8-{setting}")
+        found = {
+            (seed001.scheme_of(p.params[seed001.SWITCH]), p.params[seed001.trunk(50)] // 5_000)
+            for p in runs
+        }
+        assert found == {(s, km) for s in ("UBR", "UBR+EPD") for km in seed001.KMS}
+        hosts = {(h.tcp.nagle, h.tcp.fast_retransmit) for p in runs for h in p.spec.hosts}
+        assert hosts == {(tcp["nagle"], tcp["fast_retransmit"])}
+    # The investigations: NewReno's recovery with FRR, and Nagle with 512-byte writes.
+    assert {h.tcp.cc for p in points("newreno-frr") for h in p.spec.hosts} == {"newreno"}
+    small = points("small-writes-nagle")
+    assert {p.spec.app.message_size for p in small} == {512}
+    assert {h.tcp.nagle for p in small for h in p.spec.hosts} == {True}
+
+
 def test_each_scheme_is_the_switch_table_it_names() -> None:
     for name, table in seed001.SWITCHES.items():
         assert seed001.scheme_of(json.dumps(table)) == name

@@ -166,6 +166,10 @@ class Pack:
     checks: tuple[Check, ...]
     differences: tuple[str, ...]
     exhibits: Callable[[Results], list[Exhibit]]
+    # For each conclusion that did not hold (or tied): the mechanism the paper's systems
+    # likely had, added and re-checked where a source supports it, or the evidence that
+    # the claim cannot come from the set-up the paper describes.
+    investigations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

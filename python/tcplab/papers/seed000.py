@@ -393,4 +393,22 @@ PACK = Pack(
     exhibits=lambda results: (
         exhibits(results) + seed000_video.exhibits(results) + seed000_atm.exhibits(results)
     ),
+    investigations=(
+        "The audio's inter-arrival does not rise at 6.5 dB (not held; the video's does): "
+        "alone on its connection at 64 kb/s, tcplab's audio never fills its 32 KiB buffer, "
+        "so a loss delays messages without spacing them out. With both streams on one "
+        "connection the audio slows down, but from 7.5 dB on (120 s runs: 49.6, 56.7, 107.9 "
+        "and 286 ms at 8.0-6.5 dB), where the paper's kept its 46.5 ms; the paper's audio "
+        "evidently shared the video's fate at 6.5 dB in a way its text does not describe.",
+        "The errors' cost at 8 dB is a tie: without bit errors the same point gives "
+        "440 kb/s, with them 427 +- 28 kb/s (3 %): at Table 3's BER of 2.5e-8 a 1500-byte "
+        "packet is lost once in 3,300. The paper's 710 kb/s is beyond any 32 KB window "
+        "(476.6 kb/s at 550 ms), so its own numbers cannot say what share of the shortfall "
+        "from 953 kb/s the errors took either.",
+        "Table 3's CLR cannot come from independent errors at its BER: a cell is lost to two "
+        "or more errors in its 40 header bits, about 780 b^2 (1.1e-7 at 6.0 dB, 4.9e-13 at "
+        "8.0 dB), while the paper measured 2.7e-4 and 2.7e-6, 20-100 times its own BER. That "
+        "is what errors in bursts give (Viterbi decoding's output, one burst taking a whole "
+        "header); no burst lengths for the link are given to fit a burst model.",
+    ),
 )

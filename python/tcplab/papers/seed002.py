@@ -670,4 +670,22 @@ PACK = Pack(
         "usage. The checks follow Table 2 and the abstract (IPOA faster; LANE uses more CPU).",
     ),
     exhibits=exhibits,
+    investigations=(
+        "IPOA below LANE with the larger server buffer, in rate and latency (not held), and "
+        "the buffer conclusions that follow from it: the client's 32 KiB send buffer holds "
+        "three 9140-byte segments and a 5348-byte tail that Nagle's rule keeps back until "
+        "all sent is acknowledged, which the server's delayed ACK postpones. The 5 MB file "
+        "takes 2.77 s; with Nagle off 2.22 s, without delayed ACKs 1.83 s "
+        "(tests/test_reproduce_seed002.py). Windows 95 has both (its profile); the paper does "
+        "not say whether its program set TCP_NODELAY, nor its buffer sizes.",
+        "Latency 30-40 % below Ethernet's (not held: 37 % for IPOA with the larger server "
+        "buffer, 52-53 % elsewhere) cannot come from full-rate ATM transfers and a 10BASE-T "
+        "client: 10BASE-T carries at most 9.49 Mb/s of TCP payload, so 30-40 % needs ATM "
+        "transfers of at most 13.6-15.8 Mb/s, below the paper's own 17 Mb/s at 1 MB and the "
+        "~20 Mb/s of its section 4.4. Its rates are the ATM monitor's peaks, its latencies "
+        "whole transfers: the two cannot come from the same transfers at those rates.",
+        "A larger server buffer lowers latency (not held for IPOA, above, and Ethernet, "
+        "+0.6 %): when the client's buffer bounds the flight the server's size does not "
+        "matter, and either way 32 KiB holds the path's BDP many times over on a LAN.",
+    ),
 )

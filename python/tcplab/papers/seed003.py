@@ -766,4 +766,37 @@ PACK = Pack(
         "resolution is raised) is not modelled: tcplab pauses exactly as long as asked.",
     ),
     exhibits=exhibits,
+    investigations=(
+        "Downstream at most 20 % slower (not held at 486 KiB, +33 %): the PDA's 4-frame ring "
+        "overflows in slow start and 2 of 3 runs wait out a 1 s retransmission timeout; from "
+        "972 KiB on downstream is 10.3-10.5 % slower, inside the paper's bound. How much "
+        "slower is the PDA's flash speed, which no number in the text fixes: 0.5 us/B gives "
+        "1.5 %, 1 us/B (the profile) 10 %, 1.5 us/B 20 %.",
+        "Throughput peaks at a 4,096 B write and the 1,024 B crossover (not held): the PC's "
+        "write calls cost nothing that matters, so downstream is flat, and each of the "
+        "PDA's write calls costs 550 us, so upstream rises to 7,168 B, with a dip at "
+        "3,072 B where each write's 152-byte tail waits under Nagle for the PC's 200 ms "
+        "delayed ACK (both Windows values: KB Q203085, TcpDelAckTicks). A peak at 4,096 B, "
+        "which the paper ascribes to socket buffers in multiples of 4,096 B, would need a "
+        "buffering rule of Windows' AFD that no source describes.",
+        "More window updates downstream (not held: 355 against 1214): the PC reads each "
+        "pair of segments right after acknowledging it and so sends a window update nearly "
+        "every time; the PDA's slow packet work interleaves with its reads, so its next ACK "
+        "carries the reopened window. Windows CE's update rule is not documented.",
+        "A 5 ms pause helps (a tie) and pauses above 10 ms cost time (not held downstream, "
+        "where 20 ms is the fastest): 4 KiB every 5 ms offers 6.5 Mb/s, far above the fitted "
+        "PDA's 1.3 Mb/s, so the ring still overflows; every 20 ms (1.6 Mb/s) it does not, and "
+        "42 drops and fast retransmissions go. The paper's PDA took data in faster than the "
+        "fitted one, or its PC's Sleep(5) slept a 10-15.6 ms Windows timer tick.",
+        "Pausing at the sender only beats both ends (not held at 20 ms, 0.3 % the other "
+        "way; the paper's direction at 1, 2 and 50 ms by 0.1-0.7 %): the application's "
+        "reads are not what the PC waits for. Charged per byte instead of per packet "
+        "(450 us a packet and 4.35 us/B, which also fits Fig. 7), the model gives the "
+        "paper's 7 % at 5 ms and its both-ends penalty, but Fig. 8's first packets in 25 ms "
+        "against the paper's 71 ms: Fig. 8 favours the per-packet cost the profile has.",
+        "Downstream's first 11 packets carry fewer data packets (not held: 8 against the "
+        "paper's 6): the paper's PDA answered the first segment with a window update, "
+        "tcplab's advertises its whole window from the start (Windows CE's receive-window "
+        "behaviour is not documented).",
+    ),
 )

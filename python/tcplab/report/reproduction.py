@@ -53,6 +53,19 @@ def render_reproduction_report(reproduction: Reproduction) -> str:
             ],
             prose=True,
         ),
+        *(
+            [
+                "<h2>Investigations</h2>",
+                html.paragraph(
+                    "Why the conclusions that did not hold, or tied, came out as they did."
+                ),
+                "<ul>"
+                + "".join(f"<li>{html.esc(text)}</li>" for text in pack.investigations)
+                + "</ul>",
+            ]
+            if pack.investigations
+            else []
+        ),
         "<h2>Known differences</h2>",
         "<ul>" + "".join(f"<li>{html.esc(text)}</li>" for text in pack.differences) + "</ul>",
     ]
