@@ -38,3 +38,34 @@ def test_iperf3_on_the_geo_hop_reaches_the_window_bound() -> None:
     bound = tcplab.run(own_tool, backend="model").summary["model"]["window_bound_bps"]
     assert steady == pytest.approx(bound, rel=0.05)
     assert result.summary["limited_by"] == {"rwnd": None, "sndbuf": None, "cwnd": None, "app": None}
+
+
+@pytest.mark.parametrize("tool", ["tcplab", "iperf3"])
+def test_an_emulated_run_as_iperf3_json(tool: str) -> None:
+    """--format iperf3 of a kernel run: its one stream's intervals are the series' bytes
+    delivered, its retransmits the kernel's (TCP_INFO's total, or iperf3's own), and the
+    end sums the summary's."""
+    tcp = {"cc": "cubic", "sndbuf": "256KiB", "rcvbuf": "256KiB"}
+    app = {"kind": "bulk", "message_size": "128KiB"}
+    result = tcplab.run(
+        {
+            "name": f"emu-as-iperf3-{tool}",
+            "backend": "emu",
+            "duration": "4s",
+            "interval": "500ms",
+            "hosts": [{"name": "client", "tcp": tcp}, {"name": "server", "tcp": tcp}],
+            "links": [{"rate": "20Mbps", "delay": "10ms", "loss": 0.005}],
+            "app": {**app, "tool": "iperf3"} if tool == "iperf3" else app,
+        }
+    )
+    ours = result.to_iperf3()
+    rows = [interval["streams"][0] for interval in ours["intervals"]]
+    assert [row["bytes"] for row in rows] == list(result.series["interval_bytes"])
+    assert [i["sum"]["end"] for i in ours["intervals"]] == list(result.series["t_s"])
+    assert ours["end"]["sum_received"]["bytes"] == result.summary["bytes_delivered"]
+    assert ours["end"]["sum_sent"]["retransmits"] == result.summary["retransmits"] > 0
+    counted = [row["retransmits"] for row in rows]
+    assert all(count is not None and count >= 0 for count in counted)
+    assert sum(counted) <= result.summary["retransmits"]
+    assert any(row["rtt"] and row["rtt"] >= 20_000 for row in rows)  # 2 x 10 ms at least
+    assert ours["end"]["sender_tcp_congestion"] == "cubic"

@@ -300,6 +300,7 @@ def test_result_has_the_simulator_schema() -> None:
     }  # fmt: skip
     assert set(result["trace"]) == {
         "flow", "t_s", "cwnd_bytes", "ssthresh_bytes", "srtt_s", "flight_bytes", "rwnd_bytes",
+        "acked_bytes", "retransmits",
     }  # fmt: skip
     assert sum(result["summary"]["limited_by"].values()) == 1.0
     json.dumps(result, allow_nan=False)  # plain JSON, no inf/nan

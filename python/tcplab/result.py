@@ -142,6 +142,15 @@ class RunResult:
         # allow_nan=False: NaN and Infinity are not JSON, and a consumer would choke on them.
         return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
 
+    def to_iperf3(self) -> dict[str, Any]:
+        """This run as iperf3's JSON (`iperf3 -c -J`): start, intervals with a row per
+        stream (bytes, bits_per_second, retransmits, snd_cwnd, snd_wnd, rtt in µs) and their
+        sum, and end with each stream's sender and receiver, sum_sent and sum_received
+        (tcplab.iperf3). One run only: a result of repetitions is refused."""
+        from tcplab.iperf3 import to_iperf3
+
+        return to_iperf3(self)
+
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write result.json, and each packet capture as `<name>.pcap`, into `directory`
         (created if needed); returns the path of result.json."""

@@ -12,9 +12,9 @@ use crate::plan::Plan;
 pub const BUDGET_BYTES: u64 = 1 << 30;
 
 /// Bytes per sample: a trace row (flow u32, t_s f64, cwnd, ssthresh, flight and rwnd u32,
-/// srtt f64), an ATM queue or ABR rate row (t_s f64, link or flow u64, direction u8,
-/// cells u64 or rate f64), a series row (t_s f64, bytes u64).
-const TRACE_ROW_BYTES: u64 = 4 + 8 + 4 + 4 + 8 + 4 + 4;
+/// srtt f64, acked bytes u64, retransmits u32), an ATM queue or ABR rate row (t_s f64, link
+/// or flow u64, direction u8, cells u64 or rate f64), a series row (t_s f64, bytes u64).
+const TRACE_ROW_BYTES: u64 = 4 + 8 + 4 + 4 + 8 + 4 + 4 + 8 + 4;
 const PORT_ROW_BYTES: u64 = 8 + 8 + 1 + 8;
 const SERIES_ROW_BYTES: u64 = 8 + 8;
 /// A media message: its size and send time (u64), its arrival time (Option<u64>).

@@ -20,6 +20,10 @@ TRACE_COLUMNS = (
     "srtt_s",
     "flight_bytes",
     "rwnd_bytes",
+    # Running totals since the connection began: their differences give any interval's
+    # bytes acknowledged and segments retransmitted (tcplab.iperf3). None where unknown.
+    "acked_bytes",
+    "retransmits",
 )
 # The contract caps a still-"infinite" ssthresh at 2^32 - 1.
 SSTHRESH_INFINITE_BYTES = 2**32 - 1

@@ -12,6 +12,7 @@ How each plan field becomes a Linux setting, and what is refused, is in docs/emu
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -871,6 +872,8 @@ def iperf3_result(
         "final_cwnd_bytes": last.get("snd_cwnd"),
     }
     flows = [_flow_row(plan, 0, goodput, delivered, sender)]
+    # iperf3 reports each interval's retransmits; the trace keeps the running total.
+    retransmitted = list(itertools.accumulate(s.get("retransmits") or 0 for s in streams))
     trace_rows = [
         {
             "t_s": s["end"],
@@ -879,8 +882,9 @@ def iperf3_result(
             "srtt_us": s.get("rtt"),
             "flight_bytes": None,
             "snd_wnd_bytes": s.get("snd_wnd"),
+            "total_retrans": total,
         }
-        for s in streams
+        for s, total in zip(streams, retransmitted, strict=True)
     ]
     summary.update(_host_summary([goodput], summary["emu"]))
     result = {
@@ -918,4 +922,8 @@ def _trace(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> dict[str, list[Any]
         out["srtt_s"].append((row["srtt_us"] or 0) / 1e6)
         out["flight_bytes"].append(row["flight_bytes"])
         out["rwnd_bytes"].append(row["snd_wnd_bytes"] or 0)
+        # TCP_INFO's tcpi_total_retrans (tcplab's tool) or iperf3's running sum; neither
+        # tool samples bytes acknowledged.
+        out["acked_bytes"].append(None)
+        out["retransmits"].append(row.get("total_retrans"))
     return out

@@ -462,5 +462,8 @@ def _trace(
         out["srtt_s"].append(rtt_s if t >= fluid.start_s else 0.0)
         out["flight_bytes"].append(int(min(cwnd, remaining)) if flowing else 0)
         out["rwnd_bytes"].append(rwnd)
+        out["acked_bytes"].append(int(fluid.delivered(t)))
+        # The fluid evolution has no losses to count; the model's retransmits are not traced.
+        out["retransmits"].append(None)
         i += 1
     return out

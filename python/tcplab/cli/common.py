@@ -52,7 +52,8 @@ def report_error(error: BaseException | str, code: int, **details: Any) -> None:
 
 
 def _json_asked() -> bool:
-    return "--json" in sys.argv[1:]
+    arguments = sys.argv[1:]
+    return "--json" in arguments or any(a.startswith("--format") for a in arguments)
 
 
 def internal_fault(error: BaseException, argv: list[str]) -> None:

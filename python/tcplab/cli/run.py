@@ -17,11 +17,15 @@ from tcplab import api
 from tcplab.cli.common import (
     console,
     fail,
+    print_json,
 )
 from tcplab.errors import TcplabError
 from tcplab.report import REPORT_FILE, display
 from tcplab.result import RESULT_FILE, RunResult
 from tcplab.spec import Spec, canonical_dict, validate_spec
+
+# What --format accepts besides the tables.
+_FORMATS = ("json", "iperf3")
 
 # Rows of the per-interval table before it wraps into another column group, and at most
 # this many groups side by side, so a 100-interval run still fits a terminal.
@@ -35,6 +39,13 @@ def run_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="print the result as one JSON object instead")
     ] = False,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="iperf3: print the result as iperf3's JSON (iperf3 -J) instead; json: as --json",
+        ),
+    ] = None,
     backend: Annotated[
         str | None, typer.Option(help="sim, model or emu; overrides the scenario's backend")
     ] = None,
@@ -64,7 +75,18 @@ def run_command(
     A scenario with a [sweep] table runs as `tcplab sweep FILE` does.
     """
     try:
+        if output_format not in (None, *_FORMATS):
+            raise TcplabError(
+                f"--format: {output_format!r} is not a format; accepted: {', '.join(_FORMATS)}"
+            )
+        iperf3 = output_format == "iperf3"
+        json_output = json_output or output_format == "json"
         spec = api.prepare(file, backend=backend, seed=seed)
+        if iperf3 and (spec.sweep is not None or spec.repetitions > 1):
+            raise TcplabError(
+                "--format iperf3 prints one run; this scenario has"
+                + (" a [sweep]" if spec.sweep is not None else f" {spec.repetitions} repetitions")
+            )
         if spec.sweep is not None and no_save:
             raise TcplabError("a sweep stores each run in its results directory; drop --no-save")
         if pcap:
@@ -86,8 +108,11 @@ def run_command(
         return
     try:
         result = api.run(spec)
-        bounds = None if json_output else _model_summary(spec)
+        bounds = None if json_output or iperf3 else _model_summary(spec)
         saved = None if directory is None else _save(result, directory)
+        if iperf3:
+            print_json(result.to_iperf3())
+            return
     except TcplabError as error:
         raise fail(error) from None
     if json_output:

@@ -78,9 +78,11 @@ impl IntervalSeries {
     }
 }
 
-/// Sender state sampled at a fixed period. Byte counts are 32-bit, saturating at
+/// Sender state sampled at a fixed period. Window byte counts are 32-bit, saturating at
 /// 2^32 − 1 (an infinite ssthresh reads so; a window can reach at most 2^30 bytes, RFC 7323
-/// §2.3), which keeps a sample at 36 bytes (crate::columns).
+/// §2.3); the two running totals, bytes acknowledged (64-bit: a long run passes 4 GiB) and
+/// retransmitted segments, let a reader take any interval's difference (iperf3's
+/// per-interval bytes and retransmits); a sample is 48 bytes (crate::columns).
 #[derive(Debug, Default, Serialize)]
 pub struct Trace {
     pub flow: Vec<u32>,
@@ -90,6 +92,8 @@ pub struct Trace {
     pub srtt_s: Vec<f64>,
     pub flight_bytes: Vec<u32>,
     pub rwnd_bytes: Vec<u32>,
+    pub acked_bytes: Vec<u64>,
+    pub retransmits: Vec<u32>,
 }
 
 fn saturating_u32(bytes: u64) -> u32 {
@@ -106,6 +110,8 @@ impl Trace {
             srtt_s: Vec::with_capacity(samples),
             flight_bytes: Vec::with_capacity(samples),
             rwnd_bytes: Vec::with_capacity(samples),
+            acked_bytes: Vec::with_capacity(samples),
+            retransmits: Vec::with_capacity(samples),
         }
     }
 
@@ -118,6 +124,9 @@ impl Trace {
         self.srtt_s.push(tcp.rto().srtt().map_or(0.0, seconds));
         self.flight_bytes.push(saturating_u32(tcp.flight()));
         self.rwnd_bytes.push(saturating_u32(tcp.rwnd()));
+        // The sequence space counts data bytes from 0 (the SYN takes none).
+        self.acked_bytes.push(tcp.snd_una());
+        self.retransmits.push(saturating_u32(tcp.stats.retransmits));
     }
 
     pub fn table(self) -> Table {
@@ -132,6 +141,8 @@ impl Trace {
                 column("srtt_s", Values::F64(self.srtt_s)),
                 column("flight_bytes", Values::U32(self.flight_bytes)),
                 column("rwnd_bytes", Values::U32(self.rwnd_bytes)),
+                column("acked_bytes", Values::U64(self.acked_bytes)),
+                column("retransmits", Values::U32(self.retransmits)),
             ],
         }
     }
