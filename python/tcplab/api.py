@@ -11,7 +11,7 @@ from tcplab.backends import get_backend
 from tcplab.errors import BackendError, FieldRefused, TcplabError
 from tcplab.plan import derive_seed, resolve
 from tcplab.result import RunResult
-from tcplab.spec import Spec, canonical_dict, load_spec, spec_hash, validate_spec
+from tcplab.spec import Spec, canonical_dict, canonical_hash, load_spec, validate_spec
 from tcplab.version import __version__
 
 Scenario = str | os.PathLike[str] | Spec | Mapping[str, Any]
@@ -50,12 +50,13 @@ def run(scenario: Scenario, backend: str | None = None, seed: int | None = None)
             " point and stores the results"
         )
     runner = get_backend(spec.backend)
+    canonical = canonical_dict(spec)
     meta = {
         "name": spec.name,
         "backend": spec.backend,
         "seed": spec.seed,
-        "spec_hash": spec_hash(spec),
-        "spec": canonical_dict(spec),
+        "spec_hash": canonical_hash(canonical),
+        "spec": canonical,
         "tcplab_version": __version__,
     }
     runs = []

@@ -13,6 +13,7 @@ from tcplab.spec.hosts import Cpu, Host, Tcp
 from tcplab.spec.links import GilbertElliott, Link, Queue, Wlan
 from tcplab.spec.loading import (
     canonical_dict,
+    canonical_hash,
     format_problem,
     json_schema,
     load_spec,
@@ -51,6 +52,7 @@ __all__ = [
     "Trace",
     "Wlan",
     "canonical_dict",
+    "canonical_hash",
     "format_problem",
     "json_schema",
     "load_spec",

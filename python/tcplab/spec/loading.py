@@ -137,5 +137,11 @@ def canonical_dict(spec: Spec) -> dict[str, Any]:
 
 def spec_hash(spec: Spec) -> str:
     """sha256 of the spec's canonical JSON: the same experiment, however spelled, hashes alike."""
-    canonical = json.dumps(canonical_dict(spec), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return canonical_hash(canonical_dict(spec))
+
+
+def canonical_hash(canonical: dict[str, Any]) -> str:
+    """`spec_hash` of the spec whose `canonical_dict` is `canonical`, for a caller that has
+    the dict already (dumping a spec costs more than a small simulation)."""
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
