@@ -68,7 +68,15 @@ def test_table_output_shows_the_model_bound_and_saves_result_and_report(tmp_path
         assert text in result.stdout
     saved = json.loads((out / "result.json").read_text())
     assert saved["meta"]["name"] == "cli-test"
-    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert "series" not in saved and (out / "series.parquet").is_file()
+    report = out / "report.html"
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    # tcplab report draws the same report again from the saved files.
+    written = report.read_text()
+    report.unlink()
+    again = runner.invoke(app, ["report", str(out)])
+    assert again.exit_code == 0, again.stderr
+    assert report.read_text() == written
 
 
 def test_default_output_directory_is_results_slash_name(
@@ -291,7 +299,7 @@ def test_a_long_series_prints_its_first_intervals_with_a_note(tmp_path: Path) ->
     text = 'duration = "2s"\ninterval = "1ms"\n[[links]]\nrate = "1Mbps"\ndelay = "10ms"\n'
     result = runner.invoke(app, ["run", str(scenario(tmp_path, text)), "--no-save"])
     assert result.exit_code == 0, result.stderr
-    assert "the first 125 of 2,000 intervals; all of them in result.json or --json" in (
+    assert "the first 125 of 2,000 intervals; all of them in series.parquet or --json" in (
         result.stdout
     )
     assert "0.126" not in result.stdout

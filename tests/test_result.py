@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tcplab.errors import BackendError
+from tcplab.errors import BackendError, TcplabError
 from tcplab.experiments.stats import mean_std_ci95, t975
 from tcplab.result import RunResult
 
@@ -123,12 +123,49 @@ def test_to_json_refuses_nan() -> None:
         RunResult.from_backend(raw(goodput=math.nan), META).to_json()
 
 
-def test_save_writes_result_json_atomically(tmp_path: Path) -> None:
+def test_save_writes_the_long_parts_as_parquet_and_load_reads_the_result_back(
+    tmp_path: Path,
+) -> None:
     result = RunResult.from_backend(raw(), META)
     path = result.save(tmp_path / "deep" / "dir")
     assert path == tmp_path / "deep" / "dir" / "result.json"
-    assert path.read_text() == result.to_json() + "\n"
-    assert [p.name for p in path.parent.iterdir()] == ["result.json"]
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "result.json",
+        "series.parquet",
+        "trace.parquet",
+    ]
+    small = json.loads(path.read_text())
+    assert "series" not in small and "trace" not in small
+    assert small["summary"] == result.summary
+    loaded = RunResult.load(path.parent)
+    assert loaded.to_json() == result.to_json()
+    assert loaded.trace.to_pandas().equals(result.trace.to_pandas())
+    # An empty long part has no file, and a stale one from an earlier save goes.
+    empty = RunResult.from_backend({**raw(), "trace": {}}, META)
+    empty.save(path.parent)
+    assert not (path.parent / "trace.parquet").exists()
+    assert RunResult.load(path.parent).to_json() == empty.to_json()
+
+
+def test_a_simulator_result_saved_and_loaded_is_the_same_result(tmp_path: Path) -> None:
+    import tcplab
+
+    scenario = {
+        "name": "saved",
+        "duration": "3s",
+        "repetitions": 2,
+        "links": [{"rate": "10Mbps", "delay": "20ms", "queue": {"limit": "20p"}}],
+    }
+    result = tcplab.run(scenario)
+    result.save(tmp_path)
+    loaded = RunResult.load(tmp_path)
+    assert loaded.to_json() == result.to_json()
+    assert [run.summary for run in loaded.runs] == [run.summary for run in result.runs]
+
+
+def test_load_names_the_file_it_cannot_read(tmp_path: Path) -> None:
+    with pytest.raises(TcplabError, match="cannot read .*result.json"):
+        RunResult.load(tmp_path)
 
 
 def test_t975_table_and_expansion() -> None:

@@ -166,6 +166,21 @@ class Columns(Mapping[str, list[Any]]):
         return pd.DataFrame(data)
 
     @classmethod
+    def from_arrow(cls, table: pa.Table) -> Columns:
+        """The columns of a pyarrow Table (e.g. one `to_arrow` made): numbers without nulls
+        as buffers, so a long column read back costs its values, not a list; any other
+        column as a list."""
+        columns: dict[str, Column] = {}
+        for name, column in zip(table.column_names, table.columns, strict=True):
+            code = _CODES_OF_ARROW.get(str(column.type))
+            if code is None or column.null_count:
+                columns[name] = column.to_pylist()
+                continue
+            values = column.to_numpy().astype(_NUMPY_TYPES[code], copy=False)
+            columns[name] = Buffer(code, (values.tobytes(),))
+        return cls(columns)
+
+    @classmethod
     def stack(cls, parts: Sequence[Columns]) -> Columns:
         """The parts one after another, with a `repetition` column first numbering them."""
         repetition = array("I")
@@ -193,8 +208,11 @@ def _as_list(column: Column) -> list[Any]:
 
 _ARROW_TYPES = {
     "d": lambda pa: pa.float64(),
+    "q": lambda pa: pa.int64(),
     "Q": lambda pa: pa.uint64(),
     "I": lambda pa: pa.uint32(),
     "B": lambda pa: pa.uint8(),
 }
-_NUMPY_TYPES = {"d": "<f8", "Q": "<u8", "I": "<u4", "B": "u1"}
+_NUMPY_TYPES = {"d": "<f8", "q": "<i8", "Q": "<u8", "I": "<u4", "B": "u1"}
+# The array type code a column read back from Arrow keeps as a buffer, by Arrow type name.
+_CODES_OF_ARROW = {"double": "d", "int64": "q", "uint64": "Q", "uint32": "I"}

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from tcplab.analytic import media
 from tcplab.columns import Columns
-from tcplab.errors import BackendError
+from tcplab.errors import BackendError, TcplabError
 from tcplab.experiments.stats import mean_std_ci95
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from tcplab.spec import App
 
@@ -29,6 +30,8 @@ OPTIONAL_PARTS = ("atm_ports", "atm_queue", "abr_acr", "segments")
 # The long parts: Columns (tcplab.columns), which hold the simulator's buffers as they came.
 COLUMN_PARTS = ("series", "trace", "atm_queue", "abr_acr")
 RESULT_FILE = "result.json"
+# A saved result keeps each long part in a Parquet file of its own beside result.json.
+COLUMNS_SUFFIX = ".parquet"
 
 
 @dataclass
@@ -127,11 +130,24 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values; repetitions appear under `runs` by their meta and summary only,
         since their rows and series are already in this result's own."""
-        data: dict[str, Any] = {part: getattr(self, part) for part in RESULT_PARTS}
-        data.update({part: getattr(self, part) for part in OPTIONAL_PARTS if getattr(self, part)})
+        data = self._small_parts()
         for part in COLUMN_PARTS:
-            if part in data:
-                data[part] = data[part].to_dict()
+            if part in RESULT_PARTS or getattr(self, part):
+                data[part] = getattr(self, part).to_dict()
+        return data
+
+    def _small_parts(self) -> dict[str, Any]:
+        """What `to_dict` holds but the long parts (COLUMN_PARTS)."""
+        data: dict[str, Any] = {
+            part: getattr(self, part) for part in RESULT_PARTS if part not in COLUMN_PARTS
+        }
+        data.update(
+            {
+                part: getattr(self, part)
+                for part in OPTIONAL_PARTS
+                if part not in COLUMN_PARTS and getattr(self, part)
+            }
+        )
         data["meta"] = self.meta
         if self.runs:
             data["runs"] = [{"meta": run.meta, "summary": run.summary} for run in self.runs]
@@ -152,13 +168,56 @@ class RunResult:
         return to_iperf3(self)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write result.json, and each packet capture as `<name>.pcap`, into `directory`
-        (created if needed); returns the path of result.json."""
+        """Write into `directory` (created if needed) result.json with everything but the
+        long parts, each long part that has columns as `<part>.parquet`, and each packet
+        capture as `<name>.pcap`; returns the path of result.json. `load` reads it back."""
         path = Path(directory) / RESULT_FILE
-        write_atomically(path, self.to_json() + "\n")
+        for part in COLUMN_PARTS:
+            columns: Columns = getattr(self, part)
+            parquet = path.with_name(part + COLUMNS_SUFFIX)
+            if columns:
+                write_atomically(parquet, _parquet_bytes(columns))
+            else:
+                parquet.unlink(missing_ok=True)  # an earlier run's, saved in the same place
+        # Last, so that a result.json always has its Parquet files beside it.
+        small = json.dumps(self._small_parts(), sort_keys=True, allow_nan=False)
+        write_atomically(path, small + "\n")
         for name, pcap in self.captures.items():
             write_atomically(path.with_name(f"{name}.pcap"), pcap)
         return path
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> RunResult:
+        """The result `save` wrote into `directory` (its packet captures stay files). The
+        repetitions of a combined result come back with their meta and summary only, as
+        `to_dict` has them."""
+        path = Path(directory) / RESULT_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise TcplabError(f"cannot read {path}: {getattr(error, 'strerror', error)}") from None
+        for part in COLUMN_PARTS:
+            parquet = path.with_name(part + COLUMNS_SUFFIX)
+            if parquet.is_file():
+                data[part] = Columns.from_arrow(_read_parquet(parquet))
+            elif part in RESULT_PARTS:
+                data[part] = Columns()
+        runs = [cls._summary_only(run) for run in data.pop("runs", [])]
+        return cls(**data, runs=runs)
+
+    @classmethod
+    def _summary_only(cls, run: Mapping[str, Any]) -> RunResult:
+        return cls(
+            summary=run["summary"],
+            flows=[],
+            hosts=[],
+            links=[],
+            media=[],
+            series=Columns(),
+            trace=Columns(),
+            messages={},
+            meta=run["meta"],
+        )
 
     def to_pandas(self) -> pd.DataFrame:
         """The per-interval series with goodput_bps = 8 · interval_bytes / interval length.
@@ -234,6 +293,24 @@ class RunResult:
     def abr_acr_frame(self) -> pd.DataFrame:
         """Each ABR VC's allowed cell rate (cells/s), every trace interval."""
         return self.abr_acr.to_pandas()
+
+
+def _parquet_bytes(columns: Columns) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(columns.to_arrow(), sink)
+    return bytes(sink.getvalue())
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path)
+    except (OSError, ValueError) as error:
+        raise TcplabError(f"cannot read {path}: {error}") from None
 
 
 def _frame(data: Any = None, columns: list[str] | None = None) -> pd.DataFrame:

@@ -21,7 +21,8 @@ def report_command(
     directory: Annotated[
         Path,
         typer.Argument(
-            help="results directory (of tcplab sweep or tcplab reproduce)", show_default=False
+            help="results directory (of tcplab sweep, tcplab reproduce or tcplab run)",
+            show_default=False,
         ),
     ],
     out: Annotated[
@@ -29,7 +30,8 @@ def report_command(
     ] = None,
 ) -> None:
     """Write one self-contained HTML report of a results directory: scenario, per-point
-    mean ± 95 % CI, and plots (or, for a reproduction, the paper beside tcplab)."""
+    mean ± 95 % CI, and plots (or, for a reproduction, the paper beside tcplab; for one
+    run, the report `tcplab run` saves)."""
     try:
         path = write_directory_report(directory, out)
     except TcplabError as error:

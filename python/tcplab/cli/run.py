@@ -225,7 +225,7 @@ def _series_table(result: RunResult) -> Table:
     factor, unit = display.rate_unit(max((goodput for _, goodput in rows), default=0.0))
     title = "goodput per interval"
     caption = (
-        f"the first {len(rows)} of {total:,} intervals; all of them in result.json or --json"
+        f"the first {len(rows)} of {total:,} intervals; all of them in series.parquet or --json"
         if total > len(rows)
         else None
     )

@@ -47,13 +47,16 @@ __all__ = [
 def write_directory_report(
     directory: str | os.PathLike[str], out: str | os.PathLike[str] | None = None
 ) -> Path:
-    """The report of a results directory (a sweep's store, or a `tcplab reproduce` output),
-    written to `out` (default: report.html inside it); returns its path."""
+    """The report of a results directory (a sweep's store, a `tcplab reproduce` output, or
+    one run that `tcplab run` saved), written to `out` (default: report.html inside it);
+    returns its path."""
     from tcplab.experiments.store import MANIFEST_FILE, open_results
     from tcplab.papers.pack import REPRODUCTION_FILE
     from tcplab.report import html
     from tcplab.report.reproduction import render_reproduction_report
     from tcplab.report.results import render_results_report
+    from tcplab.report.run import render_report
+    from tcplab.result import RESULT_FILE, RunResult
 
     directory = Path(directory)
     target = Path(out) if out is not None else directory / REPORT_FILE
@@ -63,10 +66,13 @@ def write_directory_report(
         from tcplab.papers import PACKS, load_reproduction
 
         document = render_reproduction_report(load_reproduction(directory, PACKS))
+    elif (directory / RESULT_FILE).is_file():
+        document = render_report(RunResult.load(directory))
     elif directory.is_dir():
         raise TcplabError(
             f"{directory} is not a results directory: it has neither {MANIFEST_FILE} (written "
-            f"by tcplab sweep) nor {REPRODUCTION_FILE} (written by tcplab reproduce)"
+            f"by tcplab sweep), {REPRODUCTION_FILE} (written by tcplab reproduce) nor "
+            f"{RESULT_FILE} (written by tcplab run)"
         )
     else:
         raise TcplabError(f"{directory}: no such directory")
