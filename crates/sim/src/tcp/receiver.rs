@@ -121,10 +121,17 @@ impl Receiver {
         self.cfg.rcvbuf - self.unread
     }
 
-    /// The largest window the 16-bit field can describe for `bytes`, given our shift:
-    /// without scaling it cannot exceed 65535 bytes (RFC 7323 §2).
+    /// The window the 16-bit field describes for an offer of `bytes`, given our shift:
+    /// without scaling it cannot exceed 65535 bytes (RFC 7323 §2). With scaling, Linux
+    /// rounds the offer up to a whole unit of the scale, so that a window smaller than
+    /// one unit (the initial window of ten segments at shift 14) is not scaled away to
+    /// zero (`__tcp_select_window`: ALIGN(window, 1 << rcv_wscale)); here only where the
+    /// free buffer holds the rounded offer, else down.
     fn describable(&self, bytes: u64) -> u64 {
-        (bytes >> self.rcv_wscale).min(65_535) << self.rcv_wscale
+        let unit = 1u64 << self.rcv_wscale;
+        let up = bytes.div_ceil(unit) * unit;
+        let offer = if up <= self.free() { up } else { bytes };
+        (offer >> self.rcv_wscale).min(65_535) << self.rcv_wscale
     }
 
     /// The window offered now. RFC 1122 §4.2.3.3 receiver SWS avoidance: the right edge
@@ -519,6 +526,29 @@ mod tests {
         r.on_segment(MS, &Segment::data(20 * 1460, 1460, 0, 0));
         assert!(acks(&mut r, MS).is_empty());
         assert_eq!(r.advertised_window(), 100_000 - 21 * 1460);
+    }
+
+    #[test]
+    fn a_scaled_window_smaller_than_one_unit_is_rounded_up_not_away() {
+        // Linux __tcp_select_window: ALIGN(window, 1 << rcv_wscale). With a 512 MiB
+        // buffer the shift is 14, and the initial ten segments (14,600 B) would be a zero
+        // window if rounded down; Linux offers one unit, 16,384 B.
+        let mut r = Receiver::new(ReceiverConfig {
+            initial_rwnd: Some(10),
+            ..receiver(true, 512 << 20, true).cfg
+        });
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                wscale_option: Some(0),
+                ..Segment::default()
+            },
+        );
+        r.poll(0, &mut Vec::new());
+        assert_eq!(r.rcv_wscale, 14);
+        assert_eq!(r.advertised_window(), 16_384);
+        assert_eq!(r.window_field(), 1);
     }
 
     #[test]

@@ -43,6 +43,18 @@ pub enum Recovery {
     NewReno,
 }
 
+/// Linux's congestion states (`tcp_ca_state`). The RACK sender moves through all of them;
+/// the classic senders are in Recovery during fast recovery and Open otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    #[default]
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
 /// What an algorithm sees of the connection when it acts. Windows are in bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct CcState {
@@ -57,7 +69,12 @@ pub struct CcState {
     pub abc: bool,
     /// Bytes delivered so far (acknowledged cumulatively or by SACK).
     pub delivered: u64,
-    pub in_recovery: bool,
+    /// Bytes presumed lost so far (Linux `tp->lost`).
+    pub lost: u64,
+    pub ca_state: CaState,
+    /// When the next segment may leave under pacing (Linux `tcp_wstamp_ns`); `now` or
+    /// earlier when it may leave at once.
+    pub next_send_at: Nanos,
 }
 
 /// A delivery-rate sample for one ACK (draft-cheng-iccrg-delivery-rate-estimation §3):
@@ -69,12 +86,16 @@ pub struct RateSample {
     pub prior_delivered: u64,
     pub delivered: u64,
     pub interval_ns: Nanos,
-    /// RTT of the newest acknowledged packet.
-    pub rtt_ns: Nanos,
+    /// RTT of the newest acknowledged packet; None if it was retransmitted (Karn).
+    pub rtt_ns: Option<Nanos>,
     /// The packet was sent while the application had nothing more to send.
     pub app_limited: bool,
-    /// Bytes this ACK newly acknowledged.
+    /// Bytes this ACK newly acknowledged, cumulatively or by SACK (Linux `acked_sacked`).
     pub acked: u64,
+    /// Bytes this ACK had presumed lost (Linux `rs->losses`).
+    pub losses: u64,
+    /// Bytes in flight before this ACK (Linux `rs->prior_in_flight`).
+    pub prior_in_flight: u64,
 }
 
 impl RateSample {
@@ -95,6 +116,12 @@ pub trait CongestionControl {
     /// returns the cwnd to use instead of what loss recovery set; others return None.
     fn on_rate_sample(&mut self, _s: &CcState, _rs: &RateSample) -> Option<u64> {
         None
+    }
+    /// The algorithm alone sets cwnd on ACKs (Linux's `cong_control` hook): the RACK
+    /// sender then applies neither PRR nor slow start or congestion avoidance, and leaves
+    /// cwnd as it is when recovery ends (`tcp_end_cwnd_reduction` returns early).
+    fn sets_cwnd_itself(&self) -> bool {
+        false
     }
     /// The pacing rate in bytes per second, for an algorithm that paces.
     fn pacing_rate(&self) -> Option<u64> {
@@ -138,6 +165,8 @@ pub(crate) fn state(cwnd_segments: u64, ssthresh_segments: u64, now: Nanos) -> C
         min_rtt: Some(100_000_000),
         abc: false,
         delivered: 0,
-        in_recovery: false,
+        lost: 0,
+        ca_state: CaState::Open,
+        next_send_at: 0,
     }
 }

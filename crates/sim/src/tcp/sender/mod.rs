@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use serde::Deserialize;
 
-use super::cc::{self, CcState, CongestionControl, RateSample, Recovery};
+use super::cc::{self, CaState, CcState, CongestionControl, RateSample, Recovery};
 use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
 use super::hystart_linux::{self, LinuxHyStart};
 use super::sack::Scoreboard;
@@ -26,6 +26,7 @@ use prr::Prr;
 use rack::Rack;
 use rack_recovery::Probe;
 use rtx_queue::RtxQueue;
+use rtx_queue::TxRate;
 
 /// RFC 5681 §3.2: the third duplicate ACK signals a loss.
 const DUPACK_THRESHOLD: u32 = 3;
@@ -65,17 +66,6 @@ pub enum HyStartVariant {
     /// Linux's HyStart (tcp_cubic.c: ACK train and delay increase), for CUBIC only, as in
     /// Linux, where it is part of CUBIC.
     Linux,
-}
-
-/// Linux's congestion states (`tcp_ca_state`), for `LossRecovery::Rack`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) enum CaState {
-    #[default]
-    Open,
-    Disorder,
-    Cwr,
-    Recovery,
-    Loss,
 }
 
 #[derive(Debug, Clone)]
@@ -133,10 +123,7 @@ struct Timed {
     end: u64,
     sent_at: Nanos,
     retransmitted: bool,
-    delivered: u64,
-    delivered_time: Nanos,
-    first_sent_time: Nanos,
-    app_limited: bool,
+    tx: TxRate,
 }
 
 pub struct Sender {
@@ -385,11 +372,22 @@ impl Sender {
         seg.retransmission = retransmission;
         out.push(seg);
         self.stats.segments_sent += 1;
+        if self.snd_una == self.snd_max {
+            // Nothing in flight: the delivery-rate intervals start now (§3.2).
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        let tx = TxRate {
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            app_limited: self.app_limited_until > 0,
+        };
         if self.rack_mode() {
             if retransmission {
-                self.rtx.resent(seq, now);
+                self.rtx.resent(seq, now, tx);
             } else {
-                self.rtx.sent(seq, seg.end(), now);
+                self.rtx.sent(seq, seg.end(), now, tx);
             }
             if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.prr.on_sent(1);
@@ -401,19 +399,11 @@ impl Sender {
             if len < self.mss {
                 self.snd_sml = seg.end();
             }
-            if self.snd_una == self.snd_max {
-                // Nothing in flight: the delivery-rate intervals start now (§3.2).
-                self.first_sent_time = now;
-                self.delivered_time = now;
-            }
             self.timed.push_back(Timed {
                 end: seg.end(),
                 sent_at: now,
                 retransmitted: false,
-                delivered: self.delivered,
-                delivered_time: self.delivered_time,
-                first_sent_time: self.first_sent_time,
-                app_limited: self.app_limited_until > 0,
+                tx,
             });
         }
         if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
@@ -721,23 +711,41 @@ impl Sender {
         if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
+        let prior_in_flight = self.in_flight();
         self.rate_sample = newest.map(|p| {
-            self.first_sent_time = p.sent_at;
-            let send_elapsed = p.sent_at - p.first_sent_time;
-            let ack_elapsed = now - p.delivered_time;
-            let interval = send_elapsed.max(ack_elapsed);
-            // §3.3: an interval shorter than the path's min RTT comes from ACK
-            // compression and would overstate the rate; the sample is not used.
-            let valid = self.rto.min_rtt().is_some_and(|m| interval >= m);
-            RateSample {
-                prior_delivered: p.delivered,
-                delivered: self.delivered - p.delivered,
-                interval_ns: if valid { interval } else { 0 },
-                rtt_ns: now - p.sent_at,
-                app_limited: p.app_limited,
-                acked,
-            }
+            let rtt = (!p.retransmitted).then(|| now - p.sent_at);
+            self.rate_sample_from(now, p.tx, p.sent_at, rtt, acked, prior_in_flight)
         });
+    }
+
+    /// The delivery-rate sample of an ACK whose most recently sent delivered packet left
+    /// at `sent_at` with rate state `tx` (§3.3, Linux `tcp_rate_gen`).
+    fn rate_sample_from(
+        &mut self,
+        now: Nanos,
+        tx: TxRate,
+        sent_at: Nanos,
+        rtt: Option<Nanos>,
+        acked: u64,
+        prior_in_flight: u64,
+    ) -> RateSample {
+        self.first_sent_time = sent_at;
+        let send_elapsed = sent_at - tx.first_sent_time;
+        let ack_elapsed = now - tx.delivered_time;
+        let interval = send_elapsed.max(ack_elapsed);
+        // §3.3: an interval shorter than the path's min RTT comes from ACK
+        // compression and would overstate the rate; the sample is not used.
+        let valid = self.rto.min_rtt().is_some_and(|m| interval >= m);
+        RateSample {
+            prior_delivered: tx.delivered,
+            delivered: self.delivered - tx.delivered,
+            interval_ns: if valid { interval } else { 0 },
+            rtt_ns: rtt,
+            app_limited: tx.app_limited,
+            acked,
+            losses: 0,
+            prior_in_flight,
+        }
     }
 
     /// Hands every ACK's delivery-rate sample to the algorithm (an ACK that delivered
@@ -748,9 +756,11 @@ impl Sender {
             prior_delivered: self.delivered,
             delivered: 0,
             interval_ns: 0,
-            rtt_ns: 0,
+            rtt_ns: None,
             app_limited: false,
             acked: 0,
+            losses: 0,
+            prior_in_flight: self.in_flight(),
         });
         if let Some(cwnd) = self.cc.on_rate_sample(&self.cc_state(now), &rs) {
             self.cwnd = cwnd;
@@ -880,7 +890,10 @@ impl Sender {
         let (Some(h), Some(rs)) = (&mut self.linux_hystart, &self.rate_sample) else {
             return;
         };
-        if self.cwnd >= self.ssthresh || rs.rtt_ns == 0 {
+        let Some(rtt) = rs.rtt_ns.filter(|&rtt| rtt > 0) else {
+            return;
+        };
+        if self.cwnd >= self.ssthresh {
             return;
         }
         let pacing_rate = self
@@ -892,7 +905,7 @@ impl Sender {
             now,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
-            rtt: rs.rtt_ns,
+            rtt,
             cwnd_segments: self.cwnd / self.mss,
             pacing_rate,
         };
@@ -920,7 +933,15 @@ impl Sender {
             min_rtt: self.rto.min_rtt(),
             abc: self.cfg.abc,
             delivered: self.delivered,
-            in_recovery: self.in_recovery,
+            lost: self.rtx.lost_total,
+            ca_state: if self.rack_mode() {
+                self.ca_state
+            } else if self.in_recovery {
+                CaState::Recovery
+            } else {
+                CaState::Open
+            },
+            next_send_at: self.next_send_at,
         }
     }
 

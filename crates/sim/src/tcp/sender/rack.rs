@@ -131,6 +131,7 @@ impl Rack {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rtx_queue::TxRate;
     use super::*;
 
     const MSS: u64 = 1000;
@@ -140,7 +141,7 @@ mod tests {
     fn sent() -> RtxQueue {
         let mut q = RtxQueue::default();
         for i in 0..10 {
-            q.sent(i * MSS, (i + 1) * MSS, i * MS);
+            q.sent(i * MSS, (i + 1) * MSS, i * MS, TxRate::default());
         }
         q
     }
@@ -195,9 +196,9 @@ mod tests {
         let (mut q, mut rack) = (sent(), Rack::default());
         sack(&mut q, &mut rack, (MSS, 2 * MSS), 21 * MS);
         rack.detect_loss(&mut q, 21 * MS, 0);
-        q.resent(0, 22 * MS);
+        q.resent(0, 22 * MS, TxRate::default());
         // New data sent at 23 ms is SACKed at 43 ms; the retransmission sent at 22 ms is not.
-        q.sent(10 * MSS, 11 * MSS, 23 * MS);
+        q.sent(10 * MSS, 11 * MSS, 23 * MS, TxRate::default());
         sack(&mut q, &mut rack, (10 * MSS, 11 * MSS), 43 * MS);
         let d = rack.detect_loss(&mut q, 43 * MS, 0);
         assert!(d.newly_lost >= MSS);
@@ -213,6 +214,7 @@ mod tests {
             sent_at: 95 * MS,
             end: MSS,
             ever_retrans: true,
+            tx: TxRate::default(),
         };
         rack.advance(d, 100 * MS, 10 * MS);
         assert!(!rack.advanced());
@@ -230,6 +232,7 @@ mod tests {
                 sent_at: 0,
                 end: 5000,
                 ever_retrans: false,
+                tx: TxRate::default(),
             },
             true,
         );
@@ -238,6 +241,7 @@ mod tests {
                 sent_at: 0,
                 end: 1000,
                 ever_retrans: false,
+                tx: TxRate::default(),
             },
             false,
         );

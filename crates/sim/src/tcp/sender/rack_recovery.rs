@@ -15,9 +15,10 @@
 //! Used when both ends negotiated SACK; without SACK the classic recoveries apply.
 
 use super::prr::Prr;
+use super::rtx_queue::Delivery;
 use super::{CaState, Sender};
 use crate::engine::Nanos;
-use crate::tcp::cc::CcState;
+use crate::tcp::cc::{CcState, RateSample};
 use crate::tcp::Segment;
 
 /// Linux TCP_TIMEOUT_MIN_US: the probe timeout's allowance for a delayed ACK when more than
@@ -43,22 +44,47 @@ impl Sender {
 
     pub(super) fn on_ack_rack(&mut self, now: Nanos, seg: &Segment) {
         let min_rtt = self.rto.min_rtt().unwrap_or(0);
+        let prior_in_flight = self.rtx.in_flight();
+        let lost_before = self.rtx.lost_total;
+        // The delivered record sent last, cumulatively acknowledged or SACKed, whose rate
+        // state gives the ACK's delivery-rate sample (Linux `tcp_rate_skb_delivered`).
+        let mut newest: Option<Delivery> = None;
         let (rtx, rack) = (&mut self.rtx, &mut self.rack);
         let sacked_before = rtx.sacked_bytes();
         let newly_sacked = rtx.sack(seg.sack_blocks(), |d| {
             rack.note_delivery(d, true);
             rack.advance(d, now, min_rtt);
+            newest = sent_later(newest, d);
         });
         let cumulative = seg.ack.max(self.snd_una);
         let sacked_mid = rtx.sacked_bytes();
         rtx.acknowledge(cumulative, |d| {
             rack.note_delivery(d, false);
             rack.advance(d, now, min_rtt);
+            newest = sent_later(newest, d);
         });
         let sacked_covered = sacked_mid - rtx.sacked_bytes();
         debug_assert!(sacked_mid == sacked_before + newly_sacked);
         let delivered = newly_sacked + (cumulative - self.snd_una) - sacked_covered;
         self.take_rtt_sample(now, seg, delivered);
+        // Every ACK gives the algorithm a sample (Linux `tcp_rate_gen`): an invalid one
+        // when nothing delivered carried rate state, with what was acknowledged and lost.
+        let mut sample = match newest {
+            Some(d) if delivered > 0 => {
+                let rtt = (!d.ever_retrans).then(|| now - d.sent_at);
+                self.rate_sample_from(now, d.tx, d.sent_at, rtt, delivered, prior_in_flight)
+            }
+            _ => RateSample {
+                prior_delivered: self.delivered,
+                delivered: 0,
+                interval_ns: 0,
+                rtt_ns: None,
+                app_limited: false,
+                acked: delivered,
+                losses: 0,
+                prior_in_flight,
+            },
+        };
 
         let una_advanced = seg.ack > self.snd_una;
         if una_advanced {
@@ -77,6 +103,8 @@ impl Sender {
             newly_lost = detection.newly_lost;
             self.reo_timer = detection.timer;
         }
+        sample.losses = self.rtx.lost_total - lost_before;
+        self.rate_sample = Some(sample);
         self.process_probe_ack(now, seg.ack, una_advanced, newly_sacked);
         if matches!(
             self.ca_state,
@@ -89,6 +117,7 @@ impl Sender {
             }
         }
         match self.ca_state {
+            _ if self.cc.sets_cwnd_itself() => {}
             CaState::Recovery | CaState::Cwr => {
                 let cwnd = self.prr.cwnd(
                     self.segments(delivered),
@@ -123,7 +152,10 @@ impl Sender {
         if !done {
             return;
         }
-        if self.ca_state != CaState::Loss && self.ssthresh != u64::MAX {
+        if self.ca_state != CaState::Loss
+            && self.ssthresh != u64::MAX
+            && !self.cc.sets_cwnd_itself()
+        {
             self.cwnd = self.ssthresh;
         }
         self.ca_state = CaState::Open;
@@ -288,13 +320,17 @@ impl Sender {
         if self.rtx.in_flight() != before {
             if self.ca_state != CaState::Recovery {
                 self.enter_rack_recovery(now);
-                if let Some(segments) = self.prr.cwnd(
-                    1,
-                    self.segments(self.rtx.in_flight()),
-                    self.ssthresh / self.mss,
-                    false,
-                    0,
-                ) {
+                // An algorithm that sets cwnd itself does so on the next ACK.
+                let prr = (!self.cc.sets_cwnd_itself()).then(|| {
+                    self.prr.cwnd(
+                        1,
+                        self.segments(self.rtx.in_flight()),
+                        self.ssthresh / self.mss,
+                        false,
+                        0,
+                    )
+                });
+                if let Some(Some(segments)) = prr {
                     self.cwnd = segments * self.mss;
                 }
             }
@@ -335,5 +371,14 @@ impl Sender {
             self.retransmit(now, head.start, head.end, out);
         }
         self.timer = Some(now + self.rto.rto());
+    }
+}
+
+/// Of two delivered records, the one sent later (Linux `tcp_skb_sent_after`: by send
+/// time, then by sequence).
+fn sent_later(newest: Option<Delivery>, d: Delivery) -> Option<Delivery> {
+    match newest {
+        Some(n) if (n.sent_at, n.end) >= (d.sent_at, d.end) => Some(n),
+        _ => Some(d),
     }
 }

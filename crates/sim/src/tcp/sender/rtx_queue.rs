@@ -17,6 +17,17 @@ use std::collections::{BTreeSet, VecDeque};
 use crate::engine::Nanos;
 use crate::tcp::ranges::RangeSet;
 
+/// The delivery-rate state when a record was last (re)sent (Linux `tcp_skb_cb.tx`, set by
+/// tcp_rate.c `tcp_rate_skb_sent`): the bytes delivered by then and when the latest of them
+/// was, when the current send phase began, and whether the sender was application-limited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxRate {
+    pub delivered: u64,
+    pub delivered_time: Nanos,
+    pub first_sent_time: Nanos,
+    pub app_limited: bool,
+}
+
 /// One segment's worth of stream sent and not yet cumulatively acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
@@ -31,6 +42,7 @@ pub struct Record {
     pub retrans: bool,
     /// It was ever retransmitted (Linux TCPCB_EVER_RETRANS).
     pub ever_retrans: bool,
+    pub tx: TxRate,
     /// How many times it was sent, which names the entry of each transmission in the
     /// time-ordered list.
     transmissions: u32,
@@ -49,6 +61,7 @@ pub struct Delivery {
     pub sent_at: Nanos,
     pub end: u64,
     pub ever_retrans: bool,
+    pub tx: TxRate,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +80,9 @@ pub struct RtxQueue {
     /// Bytes of transmissions presumed lost after being retransmitted (Linux
     /// TCPLostRetransmit).
     pub lost_retransmits: u64,
+    /// Bytes of every transmission presumed lost so far, first transmissions and
+    /// retransmissions alike (Linux `tp->lost`, `tcp_sum_lost`).
+    pub lost_total: u64,
 }
 
 impl RtxQueue {
@@ -111,7 +127,7 @@ impl RtxQueue {
     }
 
     /// New data [start, end) has been sent at `now`.
-    pub fn sent(&mut self, start: u64, end: u64, now: Nanos) {
+    pub fn sent(&mut self, start: u64, end: u64, now: Nanos, tx: TxRate) {
         debug_assert!(self.records.back().is_none_or(|r| r.end == start));
         self.records.push_back(Record {
             start,
@@ -121,13 +137,14 @@ impl RtxQueue {
             lost: false,
             retrans: false,
             ever_retrans: false,
+            tx,
             transmissions: 1,
         });
         self.by_time.push_back((now, start, 1));
     }
 
     /// The record starting at `start` has been sent again at `now`.
-    pub fn resent(&mut self, start: u64, now: Nanos) {
+    pub fn resent(&mut self, start: u64, now: Nanos, tx: TxRate) {
         let Some(i) = self.index_of(start) else {
             return;
         };
@@ -138,6 +155,7 @@ impl RtxQueue {
         }
         r.ever_retrans = true;
         r.sent_at = now;
+        r.tx = tx;
         r.transmissions += 1;
         self.by_time.push_back((now, start, r.transmissions));
         self.to_resend.remove(&start);
@@ -163,11 +181,13 @@ impl RtxQueue {
                 r.retrans = false;
                 self.retrans -= r.len();
                 self.lost_retransmits += r.len();
+                self.lost_total += r.len();
                 self.to_resend.insert(r.start);
             }
         } else {
             r.lost = true;
             self.lost += r.len();
+            self.lost_total += r.len();
             self.to_resend.insert(r.start);
         }
     }
@@ -209,6 +229,7 @@ impl RtxQueue {
                     sent_at: r.sent_at,
                     end: r.end,
                     ever_retrans: r.ever_retrans,
+                    tx: r.tx,
                 });
             }
         }
@@ -285,6 +306,7 @@ impl RtxQueue {
                             sent_at: r.sent_at,
                             end: r.end,
                             ever_retrans: r.ever_retrans,
+                            tx: r.tx,
                         });
                     }
                     i += 1;
@@ -361,7 +383,7 @@ mod tests {
     fn ten() -> RtxQueue {
         let mut q = RtxQueue::default();
         for i in 0..10 {
-            q.sent(i * MSS, (i + 1) * MSS, i);
+            q.sent(i * MSS, (i + 1) * MSS, i, TxRate::default());
         }
         q
     }
@@ -382,7 +404,7 @@ mod tests {
         q.mark_lost(0);
         q.mark_lost(MSS);
         assert_eq!(q.in_flight(), 5 * MSS);
-        q.resent(0, 20);
+        q.resent(0, 20, TxRate::default());
         assert_eq!(q.in_flight(), 6 * MSS);
         assert_eq!(q.next_to_resend().map(|r| r.start), Some(MSS));
     }
@@ -413,7 +435,7 @@ mod tests {
         // Linux tcp_mark_skb_lost: LOST stays, SACKED_RETRANS is cleared.
         let mut q = ten();
         q.mark_lost(0);
-        q.resent(0, 20);
+        q.resent(0, 20, TxRate::default());
         assert_eq!(q.next_to_resend(), None);
         q.mark_lost(0);
         assert_eq!(q.lost_retransmits, MSS);
@@ -440,7 +462,7 @@ mod tests {
         q.mark_lost(MSS);
         assert_eq!(q.oldest_candidate().map(|r| r.start), Some(2 * MSS));
         // Resending segment 1 puts it back, as the newest transmission.
-        q.resent(MSS, 50);
+        q.resent(MSS, 50, TxRate::default());
         assert_eq!(q.newest_candidate_before(60, 0).map(|r| r.start), Some(MSS));
         assert_eq!(
             q.newest_candidate_before(9, 0).map(|r| r.start),
