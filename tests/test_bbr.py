@@ -27,8 +27,10 @@ def test_bbr_keeps_the_queue_short_where_cubic_fills_it() -> None:
     # Near the link's goodput, without a loss.
     assert bbr.summary["goodput_bps"] > 0.95 * link_goodput
     assert bbr.summary["retransmits"] == 0
-    # The smoothed RTT at the end is within 30 % of the 50 ms base RTT: the queue that
-    # Startup built has drained (ProbeBW keeps about one BDP in flight, 1.25 while probing).
-    assert bbr.trace["srtt_s"][-1] < 0.065
+    # Over the second half the smoothed RTT is within 30 % of the 50 ms base RTT (its
+    # median; a single sample may fall in a 5/4 probing phase): the queue that Startup
+    # built has drained, and ProbeBW keeps about one BDP in flight.
+    late = sorted(bbr.trace["srtt_s"][len(bbr.trace["srtt_s"]) // 2 :])
+    assert late[len(late) // 2] < 0.065
     # CUBIC keeps the 2000-packet queue full: its RTT is tens of times the base.
     assert cubic.trace["srtt_s"][-1] > 1.0

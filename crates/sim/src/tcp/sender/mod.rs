@@ -407,8 +407,10 @@ impl Sender {
             });
         }
         if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
-            let bytes = 20 + u64::from(seg.tcp_header_bytes()) + len;
-            self.next_send_at = self.next_send_at.max(now) + bytes * 1_000_000_000 / rate;
+            // Linux spaces departures by the payload alone (`tcp_update_skb_after_send`
+            // divides the data skb's length, headers not yet pushed, by the pacing rate),
+            // and BBR's rate counts delivered payload, so the two match at gain 1.
+            self.next_send_at = self.next_send_at.max(now) + len * 1_000_000_000 / rate;
         }
         self.snd_max = self.snd_max.max(seg.end());
         // RFC 6298 §5.1: start the timer when data is sent and it is not running.
