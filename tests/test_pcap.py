@@ -141,16 +141,24 @@ def test_a_capture_names_an_existing_link() -> None:
     with pytest.raises(SpecError) as raised:
         validate_spec(spec)
     assert raised.value.problems == [
-        "trace.pcap.3: 'link.0' is not a link path; write links.N for both directions of"
-        " link N, or links.N.forward or links.N.reverse for one"
+        "trace.pcap.1: there is no link 1; the path has 1",
+        "trace.pcap.2: links.0.forward is listed twice",
+        "trace.pcap.3: 'link.0' is neither a link path (links.N, links.N.forward,"
+        " links.N.reverse) nor a host; hosts: client, server",
     ]
-    spec["trace"]["pcap"].pop()
+    spec["trace"]["pcap"] = ["links.0.both", "client", "client", "-x"]
     with pytest.raises(SpecError) as raised:
         validate_spec(spec)
     assert raised.value.problems == [
-        "trace.pcap.1: there is no link 1; the path has 1",
-        "trace.pcap.2: links.0.forward is listed twice",
+        "trace.pcap.0: 'links.0.both' is not a link path; write links.N for both directions"
+        " of link N, or links.N.forward or links.N.reverse for one",
+        "trace.pcap.3: '-x' is neither a link path (links.N, links.N.forward, links.N.reverse)"
+        " nor a host's name",
     ]
+    spec["trace"]["pcap"] = ["client", "client"]
+    with pytest.raises(SpecError) as raised:
+        validate_spec(spec)
+    assert raised.value.problems == ["trace.pcap.1: client is listed twice"]
 
 
 def test_captures_come_from_the_sim_backend_only() -> None:
@@ -179,3 +187,89 @@ def test_the_core_refuses_to_drop_captures() -> None:
     plan = resolve(validate_spec(geo_with_errors(128)))
     with pytest.raises(ValueError, match="trace.pcap: run_json returns no packet captures"):
         _sim.run(json.dumps(topology_form(plan)))
+
+
+def tshark_count(path: Path, display_filter: str) -> int:
+    command = [str(shutil.which("tshark")), "-r", str(path), "-n", "-Y", display_filter]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return len(out.splitlines())
+
+
+def ack_rtts(path: Path) -> list[float]:
+    command = [str(shutil.which("tshark")), "-r", str(path), "-n", "-Y", "tcp.analysis.ack_rtt"]
+    command += ["-T", "fields", "-e", "tcp.analysis.ack_rtt"]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return [float(value) for value in out.split()]
+
+
+def nt4_geo(ber: float, rcvbuf: str, captures: list[str]) -> dict[str, Any]:
+    """Seed 000's stack (Windows NT 4.0: Reno, no SACK) on its GEO hop."""
+    tcp = {"profile": "windows-nt4", "sndbuf": "32KiB", "rcvbuf": rcvbuf}
+    return {
+        "name": "geo-host-capture",
+        "duration": "60s",
+        "hosts": [{"name": "client", "tcp": tcp}, {"name": "server", "tcp": tcp}],
+        "links": [{"rate": "2.048Mbps", "delay": "275ms", "ber": ber}],
+        "trace": {"pcap": ["client", "links.0"]},
+    }
+
+
+def test_a_capture_at_the_sender_reads_as_the_simulator_counted(tmp_path: Path) -> None:
+    """At the sending host's interface tshark sees what the sender saw: dup ACKs arriving
+    before the retransmission they trigger (its fast-retransmission rule: 2 or more dup
+    ACKs, then the segment at the ACK point within 20 ms) and each ACK a full RTT after its
+    segment left. A capture of the link, whose ACKs are taken as they leave the receiver,
+    sees neither."""
+    result = tcplab.run(nt4_geo(3e-6, "32KiB", ["client", "links.0"]))
+    result.save(tmp_path)
+    host, link = tmp_path / "client.pcap", tmp_path / "links.0.pcap"
+    summary, flow = result.summary, result.flows[0]
+    assert summary["fast_retransmits"] >= 5 and summary["timeouts"] >= 1
+    assert tshark_count(host, "tcp.analysis.fast_retransmission") == summary["fast_retransmits"]
+    assert tshark_count(host, "tcp.analysis.retransmission") == summary["retransmits"]
+    assert tshark_count(link, "tcp.analysis.fast_retransmission") == 0
+    # tshark's ACK RTT: from a segment leaving the host to the ACK reaching it. Its least
+    # is the simulator's min RTT (the first segment of a burst waits in no queue).
+    assert min(ack_rtts(host)) == pytest.approx(flow["min_rtt_s"], abs=1e-6)
+    assert min(ack_rtts(link)) == pytest.approx(flow["min_rtt_s"] / 2, abs=1e-3)
+    # Reno enters recovery on the third duplicate ACK; every ACK the host gets, the link
+    # capture saw leave the receiver (bit errors may destroy some on the way).
+    dupacks = tshark_count(host, "tcp.analysis.duplicate_ack")
+    lost_acks = result.links[1]["drops_error"]
+    assert dupacks >= 3 * summary["fast_retransmits"]
+    left = tshark_count(link, "tcp.analysis.duplicate_ack && ip.src == 10.0.0.2")
+    assert left - lost_acks <= dupacks <= left
+    # Both directions, every frame: what the client sent and what reached it.
+    assert tshark_count(host, "ip.src == 10.0.0.1") == result.links[0]["packets"]
+    # ...less those still on the way when the run ended, sent in its last 275 ms.
+    in_flight = tshark_count(link, "ip.src == 10.0.0.2 && frame.time_relative > 59.725")
+    received = tshark_count(host, "ip.src == 10.0.0.2")
+    assert received == result.links[1]["packets"] - lost_acks - in_flight
+
+
+@pytest.mark.parametrize(("sndbuf", "rcvbuf", "limited"), [("32KiB", "21900B", True),
+                                                       ("16KiB", "64KiB", False)])
+def test_window_full_at_the_sender_when_the_receive_window_limits(
+    sndbuf: str, rcvbuf: str, limited: bool, tmp_path: Path
+) -> None:
+    """NT4 offers its receive buffer as the window. With 15 whole segments of it, the
+    simulator's sender spends most samples with the window exactly full, each ACK letting it
+    send up to the edge again, and tshark flags those segments window-full; with a 16 KiB
+    send buffer under a 64 KiB window the sender never reaches the edge, and tshark flags
+    none."""
+    spec = nt4_geo(0.0, rcvbuf, ["client"])
+    spec["hosts"][0]["tcp"]["sndbuf"] = sndbuf
+    result = tcplab.run({**spec, "duration": "30s"})
+    result.save(tmp_path)
+    full = tshark_count(tmp_path / "client.pcap", "tcp.analysis.window_full")
+    data = tshark_count(tmp_path / "client.pcap", "tcp.len > 0")
+    trace = result.trace_frame()
+    trace = trace[trace.rwnd_bytes > 0]  # from the first window offered
+    at_edge = float((trace.flight_bytes == trace.rwnd_bytes).mean())
+    if limited:
+        assert at_edge > 0.5
+        # A delayed ACK per two segments opens the window by two: the second fills it.
+        assert full >= 0.4 * data
+    else:
+        assert (trace.flight_bytes < trace.rwnd_bytes).all()
+        assert full == 0

@@ -32,6 +32,7 @@ from tcplab.spec import (
     Tcp,
     Trace,
 )
+from tcplab.spec.trace import LINK_PATH
 from tcplab.spec.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
@@ -291,14 +292,20 @@ def _abr(abr: Abr) -> dict[str, Any]:
     return plan
 
 
-def _capture(path: str) -> dict[str, Any]:
-    # "links.N" captures both directions; "links.N.forward" or "links.N.reverse" one.
+def _capture(path: str, hosts: list[str]) -> dict[str, Any]:
+    # "links.N" captures both directions; "links.N.forward" or "links.N.reverse" one;
+    # anything else names a host.
+    if not LINK_PATH.fullmatch(path):
+        return {"host": hosts.index(path)}
     _, link, *direction = path.split(".")
     return {"link": int(link), "direction": direction[0] if direction else "both"}
 
 
-def _trace(trace: Trace) -> dict[str, Any]:
-    return {"pcap": [_capture(path) for path in trace.pcap], "snaplen": trace.snaplen}
+def _trace(trace: Trace, hosts: list[str]) -> dict[str, Any]:
+    return {
+        "pcap": [_capture(path, hosts) for path in trace.pcap],
+        "snaplen": trace.snaplen,
+    }
 
 
 def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
@@ -313,7 +320,7 @@ def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     }
     # Only a scenario with a [trace] table has the key, so other plans stay as they were.
     if spec.trace is not None:
-        plan["trace"] = _trace(spec.trace)
+        plan["trace"] = _trace(spec.trace, [host.name for host in spec.hosts])
     # The ABR sources' parameters, TM 4.0's defaults unless given, where some switch
     # gives ABR feedback (and where [abr] is given, so that the simulator checks them).
     feedback = any(r.switch is not None and r.switch.feedback for r in spec.routers)

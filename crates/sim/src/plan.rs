@@ -258,11 +258,27 @@ pub struct TracePlan {
     pub snaplen: u32,
 }
 
+/// What a capture records (docs/pcap.md): a link's directions, each at its sending end, or
+/// everything a host sends and receives, at its interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum PcapPlan {
+    Link(LinkCapture),
+    Host(HostCapture),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PcapPlan {
+pub struct LinkCapture {
     pub link: usize,
     pub direction: CaptureDirection,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCapture {
+    /// The host's index in the plan's hosts.
+    pub host: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -284,7 +300,17 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 pub const MAX_SNAPLEN: u32 = 262_144;
 
 impl PcapPlan {
-    /// The capture's name, spelled as in a scenario: `links.0`, `links.0.forward`.
+    /// The capture's name, spelled as in a scenario: `links.0`, `links.0.forward`, or the
+    /// host's name (`host_name` gives a host index's).
+    pub fn name<'a>(&self, host_name: impl FnOnce(usize) -> &'a str) -> String {
+        match self {
+            PcapPlan::Link(link) => link.name(),
+            PcapPlan::Host(host) => host_name(host.host).to_owned(),
+        }
+    }
+}
+
+impl LinkCapture {
     pub fn name(&self) -> String {
         match self.direction {
             CaptureDirection::Both => format!("links.{}", self.link),
@@ -304,7 +330,12 @@ impl PcapPlan {
 }
 
 impl TracePlan {
-    fn validate(&self, links: usize, duration_ns: u64) -> Result<(), PlanError> {
+    fn validate(
+        &self,
+        links: usize,
+        hosts: &[HostPlan],
+        duration_ns: u64,
+    ) -> Result<(), PlanError> {
         if !(1..=MAX_SNAPLEN).contains(&self.snaplen) {
             return Err(PlanError::field(
                 "trace.snaplen",
@@ -312,16 +343,25 @@ impl TracePlan {
             ));
         }
         for (i, p) in self.pcap.iter().enumerate() {
-            if p.link >= links {
-                return Err(PlanError::field(
-                    format!("trace.pcap.{i}.link"),
-                    format!("there is no link {}; the path has {links}", p.link),
-                ));
+            match p {
+                PcapPlan::Link(c) if c.link >= links => {
+                    return Err(PlanError::field(
+                        format!("trace.pcap.{i}.link"),
+                        format!("there is no link {}; the path has {links}", c.link),
+                    ));
+                }
+                PcapPlan::Host(c) if c.host >= hosts.len() => {
+                    return Err(PlanError::field(
+                        format!("trace.pcap.{i}.host"),
+                        format!("there is no host {}; the plan has {}", c.host, hosts.len()),
+                    ));
+                }
+                _ => {}
             }
             if self.pcap[..i].contains(p) {
                 return Err(PlanError::field(
                     format!("trace.pcap.{i}"),
-                    format!("{} is captured twice", p.name()),
+                    format!("{} is captured twice", p.name(|h| &hosts[h].name)),
                 ));
             }
         }
@@ -427,7 +467,7 @@ impl Plan {
             }
         }
         if let Some(trace) = &self.trace {
-            trace.validate(self.links.len(), self.duration_ns)?;
+            trace.validate(self.links.len(), &self.hosts, self.duration_ns)?;
         }
         self.validate_flows()?;
         self.validate_wlan()?;

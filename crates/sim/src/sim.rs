@@ -156,7 +156,16 @@ impl Simulation {
             stopped_at: None,
             series: IntervalSeries::new(plan.interval_ns),
             trace: Trace::with_capacity(traced),
-            taps: Taps::new(plan.trace.as_ref(), plan.seed, &ends),
+            taps: Taps::new(
+                plan.trace.as_ref(),
+                plan.seed,
+                &ends,
+                &plan
+                    .hosts
+                    .iter()
+                    .map(|h| h.name.as_str())
+                    .collect::<Vec<_>>(),
+            ),
             plan,
         }
     }
@@ -340,27 +349,7 @@ impl Simulation {
     }
 }
 
-/// Shows a frame that starts onto channel `ch` at `now` to the captures. A piggybacked
-/// acknowledgement is part of the data segment's header on the wire.
+/// Shows a frame that starts onto channel `ch` at `now` to the captures.
 fn show_on_wire(taps: &mut Taps, now: Nanos, ch: usize, packet: &Packet) {
-    let (link, forward) = (ch / 2, ch.is_multiple_of(2));
-    let from_client = packet.route == 0;
-    match &packet.piggyback {
-        None => taps.on_wire(now, link, forward, packet, from_client),
-        Some(ack) => {
-            let wire = Packet {
-                segment: Segment {
-                    ack: ack.ack,
-                    has_ack: true,
-                    window: ack.window,
-                    sack: ack.sack,
-                    sack_len: ack.sack_len,
-                    ..packet.segment
-                },
-                piggyback: None,
-                ..*packet
-            };
-            taps.on_wire(now, link, forward, &wire, from_client);
-        }
-    }
+    taps.on_wire(now, ch / 2, ch.is_multiple_of(2), packet);
 }

@@ -65,8 +65,9 @@ def run_command(
     pcap: Annotated[
         list[str] | None,
         typer.Option(
-            help="capture a link direction (links.0, links.0.forward) into <out>/links.0.pcap;"
-            " repeatable; adds to the scenario's [trace] pcap"
+            help="capture a link direction (links.0, links.0.forward) into <out>/links.0.pcap,"
+            " or what a host sends and receives (client) into <out>/client.pcap; repeatable;"
+            " adds to the scenario's [trace] pcap"
         ),
     ] = None,
 ) -> None:

@@ -24,7 +24,7 @@ from tcplab.spec.hosts import Host
 from tcplab.spec.links import Link
 from tcplab.spec.sweep import Sweep
 from tcplab.spec.topology import Flow, Pep, Router
-from tcplab.spec.trace import Trace
+from tcplab.spec.trace import LINK_PATH, Trace
 
 
 def _default_hosts() -> list[Host]:
@@ -105,15 +105,25 @@ class Spec(StrictModel):
     @field_validator("trace")
     @classmethod
     def _captured_links_exist(cls, trace: Trace | None, info: ValidationInfo) -> Trace | None:
-        links = info.data.get("links")
-        if trace is None or links is None:
-            return trace  # invalid links are reported on their own
+        links, hosts = info.data.get("links"), info.data.get("hosts")
+        if trace is None or links is None or hosts is None:
+            return trace  # invalid links or hosts are reported on their own
+        names = [host.name for host in hosts]
         problems = []
         for index, path in enumerate(trace.pcap):
-            link = int(path.split(".")[1])
-            if link >= len(links):
+            link = int(path.split(".")[1]) if LINK_PATH.fullmatch(path) else None
+            if link is not None and link >= len(links):
                 problems.append(
                     (index, path, f"there is no link {link}; the path has {len(links)}")
+                )
+            elif link is None and path not in names:
+                problems.append(
+                    (
+                        index,
+                        path,
+                        f"{path!r} is neither a link path (links.N, links.N.forward,"
+                        f" links.N.reverse) nor a host; hosts: {', '.join(names)}",
+                    )
                 )
             elif path in trace.pcap[:index]:
                 problems.append((index, path, f"{path} is listed twice"))

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{ErrorPlan, FeedbackPlan, Plan};
+use super::{ErrorPlan, FeedbackPlan, PcapPlan, Plan};
 use crate::error::PlanError;
 
 /// One direction of an ATM link. Its `rate_bps` is the rate of the cell slots.
@@ -96,7 +96,13 @@ impl Plan {
         }
         let is_atm = |link: usize| self.links[link].forward.atm.is_some();
         if let Some(trace) = &self.trace {
-            if let Some(i) = trace.pcap.iter().position(|p| is_atm(p.link)) {
+            // A host capture records what crosses the host's interface, which on a plan
+            // with ATM links may be cells: refused there too.
+            let carries_cells = |p: &PcapPlan| match p {
+                PcapPlan::Link(c) => is_atm(c.link),
+                PcapPlan::Host(_) => (0..self.links.len()).any(is_atm),
+            };
+            if let Some(i) = trace.pcap.iter().position(carries_cells) {
                 return Err(PlanError::field(
                     format!("trace.pcap.{i}"),
                     "links carrying ATM cells are not captured; capture a packet link",

@@ -79,6 +79,7 @@ impl Simulation {
         if let Some(udp) = packet.udp {
             return self.media_fragment(packet.flow, udp);
         }
+        self.taps.on_arrival(self.now, &packet);
         let (f, s) = (packet.flow, 1 - packet.route);
         let now = self.now;
         let side = &mut self.flows[f].sides[s];
