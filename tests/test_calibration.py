@@ -231,7 +231,7 @@ def test_kernel_remeasured_agrees_with_the_committed_results(tmp_path: Path) -> 
 def test_html_report(tmp_path: Path) -> None:
     from tcplab.calibrate.report import write_report
 
-    names = ["100Mbps-10ms-q1bdp-*"]
+    names = ["100Mbps-10ms-q1bdp-reno", "100Mbps-10ms-q1bdp-cubic", "100Mbps-10ms-q1bdp-bbr"]
     result = calibrate.calibrate(REGRESSION, mode="sim", points=names, out=tmp_path)
     page = write_report(result, tmp_path / "report.html").read_text()
     assert html.escape(result.verdict.line()) in page

@@ -74,7 +74,7 @@ NOT_RUN: dict[str, str] = {
     "sudo tcplab emu cleanup": _EMU,
     "sudo tcplab calibrate calibration/standard.toml --kernel-only": _KERNEL,
     "tcplab calibrate calibration/standard.toml --sim-only --html calibration-standard.html": (
-        "the whole standard grid on the simulator: 10 minutes and more (BBR at 1 Gb/s); the"
+        "the whole standard grid on the simulator: about 3 minutes on 2 cores; the"
         " regression grid's --sim-only runs here"
     ),
     "sudo tcplab calibrate calibration/regression.toml --kernel-only --force": _KERNEL,
