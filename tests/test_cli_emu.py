@@ -10,8 +10,9 @@ from pytest import MonkeyPatch
 from typer.testing import CliRunner
 
 import tcplab
-from tcplab.backends import emu
+from tcplab.backends import capabilities, emu
 from tcplab.cli import app
+from tcplab.errors import Unsupported
 from tcplab.plan import resolve
 from tcplab.spec import validate_spec
 
@@ -103,16 +104,16 @@ def test_emu_refuses_clearly_without_root(tmp_path: Path, monkeypatch: MonkeyPat
 def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() -> None:
     spec = tcplab.load_spec(EXAMPLES / "geo-emu.toml")
     assert spec.backend == "emu"
-    emu.validate(resolve(spec))
+    capabilities.check(resolve(spec), "emu")
     paused_reader = resolve(spec)
     paused_reader["app"]["read_delay_ns"] = 5_000_000
-    emu.validate(paused_reader)
+    capabilities.check(paused_reader, "emu")
     assert emu.workload(paused_reader).read_delay_ns == 5_000_000
     paused_reader["app"].update(tool="iperf3", message_size=128 * 1024)
-    with pytest.raises(ValueError, match="app.read_delay_ns: iperf3 has no such option"):
-        emu.validate(paused_reader)
-    with pytest.raises(ValueError, match="hosts.0.tcp.abc: .* set abc = true"):
-        emu.validate(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")))
+    with pytest.raises(Unsupported, match="app.read_delay_ns: iperf3 has no such option"):
+        capabilities.check(paused_reader, "emu")
+    with pytest.raises(Unsupported, match="hosts.0.tcp.abc: .* set abc = true"):
+        capabilities.check(resolve(tcplab.load_spec(EXAMPLES / "geo-netperf.toml")), "emu")
     # Each other windows-nt4 setting that Linux cannot take is refused by name in turn.
     linux_like = {
         "abc": True,
@@ -125,14 +126,14 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
         netperf = tcplab.load_spec(EXAMPLES / "geo-netperf.toml").model_dump(mode="json")
         for host in netperf["hosts"]:
             host["tcp"].update({k: v for k, v in linux_like.items() if k != field})
-        with pytest.raises(ValueError, match=f"hosts.0.tcp.{field}: .* set {field}"):
-            emu.validate(resolve(validate_spec(netperf)))
+        with pytest.raises(Unsupported, match=f"hosts.0.tcp.{field}: .* set {field}"):
+            capabilities.check(resolve(validate_spec(netperf)), "emu")
     # A connection without a handshake exists only in a simulator.
     netperf = tcplab.load_spec(EXAMPLES / "geo-netperf.toml").model_dump(mode="json")
     for host in netperf["hosts"]:
         host["tcp"].update(linux_like, handshake=False)
-    with pytest.raises(ValueError, match="hosts.0.tcp.handshake: .* set handshake = true"):
-        emu.validate(resolve(validate_spec(netperf)))
+    with pytest.raises(Unsupported, match="hosts.0.tcp.handshake: .* set handshake = true"):
+        capabilities.check(resolve(validate_spec(netperf)), "emu")
 
 
 RR = ["--rr", "--request-size", "100", "--response-size", "1KiB"]
@@ -170,11 +171,11 @@ def rr_plan(**app: object) -> dict:
 
 
 def test_emu_runs_rr_on_its_own_tool_and_refuses_what_it_cannot() -> None:
-    emu.validate(rr_plan())
+    capabilities.check(rr_plan(), "emu")
     assert emu.workload(rr_plan()).request_size == 100
-    with pytest.raises(ValueError, match="app.tool: iperf3 has no request/response test"):
-        emu.validate(rr_plan(tool="iperf3"))
-    with pytest.raises(ValueError, match="app.write_delay_ns: an rr client writes"):
-        emu.validate(rr_plan(write_delay_ns=1_000_000))
-    with pytest.raises(ValueError, match="app.kind: 'message'; accepted: bulk, file, rr"):
-        emu.validate(rr_plan(kind="message"))
+    with pytest.raises(Unsupported, match="app.tool: iperf3 has no request/response test"):
+        capabilities.check(rr_plan(tool="iperf3"), "emu")
+    with pytest.raises(Unsupported, match="app.write_delay_ns: an rr client writes"):
+        capabilities.check(rr_plan(write_delay_ns=1_000_000), "emu")
+    with pytest.raises(Unsupported, match="app.kind: 'message'; accepted: bulk, file, rr"):
+        capabilities.check(rr_plan(kind="message"), "emu")

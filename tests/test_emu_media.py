@@ -12,7 +12,8 @@ from test_measure import measure, network
 
 import tcplab
 from tcplab.api import prepare
-from tcplab.backends import emu
+from tcplab.backends import capabilities, emu
+from tcplab.errors import Unsupported
 from tcplab.plan import resolve
 
 RATE_BPS = 10_000_000
@@ -87,15 +88,22 @@ def test_sim_and_emu_agree_on_the_udp_stream(measured: tcplab.RunResult) -> None
 
 def test_what_the_media_mode_cannot_send_is_refused_on_its_field() -> None:
     small = [{**AUDIO, "message_size": 12}]
-    with pytest.raises(ValueError, match=r"^app\.streams\.0\.message_size: .*20-byte header"):
-        emu.validate(resolve(prepare(scenario("emu", small))))
+    with pytest.raises(
+        Unsupported,
+        match=r"backend cannot run this scenario: app\.streams\.0\.message_size: .*20-byte header",
+    ):
+        capabilities.check(resolve(prepare(scenario("emu", small))), "emu")
     down = [{**AUDIO, "message_size": 160, "direction": "downstream"}]
-    with pytest.raises(ValueError, match=r"^app\.streams\.0\.direction"):
-        emu.validate(resolve(prepare(scenario("emu", down))))
+    with pytest.raises(
+        Unsupported, match=r"backend cannot run this scenario: app\.streams\.0\.direction"
+    ):
+        capabilities.check(resolve(prepare(scenario("emu", down))), "emu")
     shared = scenario("emu", [{**AUDIO, "message_size": 160}])
     shared["app"]["connection"] = "shared"
-    with pytest.raises(ValueError, match=r"^app\.shared_connection"):
-        emu.validate(resolve(prepare(shared)))
+    with pytest.raises(
+        Unsupported, match=r"backend cannot run this scenario: app\.shared_connection"
+    ):
+        capabilities.check(resolve(prepare(shared)), "emu")
 
 
 def test_the_measure_cli_sends_media_streams_and_reports_their_records() -> None:

@@ -27,8 +27,9 @@ from tcplab.analytic.path import (
 )
 from tcplab.analytic.slow_start import FluidTransfer, rounds_to_window, slow_start_rounds
 from tcplab.analytic.window import window_bound_bps, window_in_flight_bytes, window_limit_bytes
-from tcplab.backends import model
+from tcplab.backends import capabilities, model
 from tcplab.backends.model import run
+from tcplab.errors import BackendError, Unsupported
 
 # The GEO path of make_plan(): 2.048 Mb/s, 275 ms each way, PPP framing (2 bytes).
 RATE = 2_048_000
@@ -450,8 +451,13 @@ def test_total_loss_delivers_nothing() -> None:
     ],
 )
 def test_refusals_name_the_field(overrides: dict, field: str) -> None:
-    with pytest.raises(ValueError, match="^" + re.escape(field) + ":"):
-        run(make_plan(**overrides))
+    # What the model does not honour is refused by the capability registry before a run,
+    # a plan its formulas cannot read by the backend itself; both name the plan field.
+    plan = make_plan(**overrides)
+    with pytest.raises(BackendError, match=re.escape(field) + ":") as raised:
+        capabilities.check(plan, "model")
+        run(plan)
+    assert raised.value.field == field
 
 
 def test_cubic_under_loss_takes_the_larger_of_its_response_and_pftk() -> None:
@@ -468,5 +474,6 @@ def test_cubic_under_loss_takes_the_larger_of_its_response_and_pftk() -> None:
 
 
 def test_model_has_no_hybla() -> None:
-    with pytest.raises(ValueError, match=r"hosts\.0\.tcp\.cc"):
-        model.run(make_plan(tcp__cc="hybla"))
+    with pytest.raises(Unsupported, match=r"hosts\.0\.tcp\.cc") as raised:
+        capabilities.check(make_plan(tcp__cc="hybla"), "model")
+    assert raised.value.supported_by == ("sim", "emu")

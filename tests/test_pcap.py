@@ -17,7 +17,7 @@ import pytest
 
 import tcplab
 from tcplab import _sim
-from tcplab.errors import SpecError
+from tcplab.errors import SpecError, Unsupported
 from tcplab.experiments import sweeps
 from tcplab.plan import resolve, topology_form
 from tcplab.spec import validate_spec
@@ -162,8 +162,11 @@ def test_a_capture_names_an_existing_link() -> None:
 
 
 def test_captures_come_from_the_sim_backend_only() -> None:
-    with pytest.raises(SpecError, match="trace.pcap: packet captures come from the sim"):
-        validate_spec({**geo_with_errors(128), "backend": "model"})
+    with pytest.raises(
+        Unsupported, match="trace.pcap: packet captures come from the sim"
+    ) as raised:
+        tcplab.run({**geo_with_errors(128), "backend": "model"})
+    assert (raised.value.backend, raised.value.supported_by) == ("model", ("sim",))
 
 
 def test_a_sweep_refuses_captures(tmp_path: Path) -> None:

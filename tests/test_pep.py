@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import tcplab
-from tcplab.errors import BackendError, SpecError
+from tcplab.backends import capabilities
+from tcplab.errors import BackendError, SpecError, Unsupported
 from tcplab.experiments.store import Store
 from tcplab.plan import resolve
 from tcplab.spec import validate_spec
@@ -139,16 +140,14 @@ def test_a_large_satellite_window_behind_the_pep_beats_the_unsplit_connection(
 def test_the_emu_backend_refuses_sides_that_one_namespace_cannot_hold() -> None:
     # A PEP's two sides share its namespace's tcp_sack, tcp_timestamps and
     # tcp_window_scaling sysctls.
-    from tcplab.backends import emu
-
     scenario = example()
     scenario["peps"][0]["tcp_server_side"]["sack"] = False
-    with pytest.raises(ValueError, match="peps.0.server_side.sack: a PEP's namespace has one"):
-        emu.validate(resolve(validate_spec(scenario)))
+    with pytest.raises(Unsupported, match="peps.0.server_side.sack: a PEP's namespace has one"):
+        capabilities.check(resolve(validate_spec(scenario)), "emu")
     scenario = example()
     scenario["peps"][0]["tcp_server_side"]["cc"] = "tahoe"
-    with pytest.raises(ValueError, match="peps.0.server_side.cc: Linux has no Tahoe"):
-        emu.validate(resolve(validate_spec(scenario)))
+    with pytest.raises(Unsupported, match="peps.0.server_side.cc: Linux has no 'tahoe'"):
+        capabilities.check(resolve(validate_spec(scenario)), "emu")
 
 
 def test_a_flow_through_two_peps_runs_as_three_connections() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from tcplab import profiles, shared
 from tcplab.analytic import wlan
-from tcplab.backends import emu, model
+from tcplab.backends import capabilities
 from tcplab.errors import SpecError
 from tcplab.plan import resolve
 from tcplab.spec import json_schema, validate_spec
@@ -15,17 +15,33 @@ from tcplab.spec import json_schema, validate_spec
 
 def test_the_spec_accepts_exactly_the_simulators_congestion_controls() -> None:
     for cc in shared.CONGESTION_CONTROLS:
-        validate_spec({"hosts": [{"name": "a", "tcp": {"cc": cc}}, {"name": "b"}],
-                       "links": [{"rate": "1Mbps", "delay": "1ms"}]})
+        validate_spec(
+            {
+                "hosts": [{"name": "a", "tcp": {"cc": cc}}, {"name": "b"}],
+                "links": [{"rate": "1Mbps", "delay": "1ms"}],
+            }
+        )
     with pytest.raises(SpecError, match="hosts.0.tcp.cc"):
-        validate_spec({"hosts": [{"name": "a", "tcp": {"cc": "vegas"}}, {"name": "b"}],
-                       "links": [{"rate": "1Mbps", "delay": "1ms"}]})
+        validate_spec(
+            {
+                "hosts": [{"name": "a", "tcp": {"cc": "vegas"}}, {"name": "b"}],
+                "links": [{"rate": "1Mbps", "delay": "1ms"}],
+            }
+        )
 
 
 def test_backend_tables_name_only_congestion_controls_the_simulator_has() -> None:
     # A name removed or misspelt in the core would otherwise linger in a backend's table.
-    assert set(model._ACCEPTED_CC) <= set(shared.CONGESTION_CONTROLS)
-    assert set(emu.LINUX_CC) <= set(shared.CONGESTION_CONTROLS)
+    lists = [
+        accepted
+        for rule in capabilities.REGISTRY
+        if rule.field.endswith("tcp.cc") and rule.accepted
+        for accepted in rule.accepted.values()
+    ]
+    assert len(lists) == 3  # the simulator's, the model's and the emu backend's
+    for accepted in lists:
+        assert set(accepted) <= set(shared.CONGESTION_CONTROLS)
+    assert set(capabilities.LINUX_CC) <= set(shared.CONGESTION_CONTROLS)
 
 
 def test_the_model_uses_the_simulators_802_11b_timings() -> None:
@@ -48,8 +64,12 @@ def test_the_schema_shows_the_tcp_defaults_that_apply(profile: str) -> None:
     }
 
     def plan(tcp: dict) -> dict:
-        spec = validate_spec({"hosts": [{"name": "a", "tcp": tcp}, {"name": "b"}],
-                              "links": [{"rate": "1Mbps", "delay": "1ms"}]})
+        spec = validate_spec(
+            {
+                "hosts": [{"name": "a", "tcp": tcp}, {"name": "b"}],
+                "links": [{"rate": "1Mbps", "delay": "1ms"}],
+            }
+        )
         return resolve(spec)["hosts"][0]["tcp"]
 
     assert plan({"profile": profile, **shown}) == plan({"profile": profile})

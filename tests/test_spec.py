@@ -11,7 +11,9 @@ import pytest
 
 from tcplab.analytic import ber_curves
 from tcplab.analytic.framing import FRAMING, LinkKind
-from tcplab.errors import SpecError
+from tcplab.backends import capabilities
+from tcplab.errors import SpecError, Unsupported
+from tcplab.plan import resolve
 from tcplab.spec import BerCurve, canonical_dict, json_schema, load_spec, spec_hash
 from tcplab.spec import validate_spec as validate
 from tcplab.spec.loading import tomllib
@@ -48,9 +50,7 @@ def test_defaults_fill_everything_but_the_path() -> None:
     assert tcp.delack_timeout == 40 * 10**6
     # Linux's TCP_RTO_MIN, and its loss recovery, HyStart, CUBIC and receiver.
     assert tcp.min_rto == 200 * 10**6
-    assert (tcp.loss_recovery, tcp.hystart_variant, tcp.cubic_variant) == ("rack",) + (
-        "linux",
-    ) * 2
+    assert (tcp.loss_recovery, tcp.hystart_variant, tcp.cubic_variant) == ("rack",) + ("linux",) * 2
     assert (tcp.quickack, tcp.initial_rwnd, tcp.rto_form) == (True, 10, "linux")
     link = spec.links[0]
     assert (link.kind, link.rate, link.delay) == ("p2p", 2_048_000, 275 * 10**6)
@@ -281,10 +281,14 @@ def test_spec_is_immutable_so_its_hash_stays_true() -> None:
 
 
 def test_iperf3_runs_on_the_emu_backend_only() -> None:
-    iperf3 = {"links": [LINK], "app": {"tool": "iperf3"}}
-    with pytest.raises(SpecError, match='app.tool: "iperf3" runs only on the emu backend'):
-        validate(iperf3)
-    assert validate({**iperf3, "backend": "emu"}).app.tool == "iperf3"
+    # iperf3 -w sets both buffers of both hosts to one size.
+    tcp = {"sndbuf": "1MiB", "rcvbuf": "1MiB"}
+    hosts = [{"name": "a", "tcp": tcp}, {"name": "b", "tcp": tcp}]
+    iperf3 = {"links": [LINK], "hosts": hosts, "app": {"tool": "iperf3"}}
+    with pytest.raises(Unsupported, match='app.tool: "iperf3" runs only on the emu backend') as e:
+        capabilities.check(resolve(validate(iperf3)), "sim")
+    assert e.value.supported_by == ("emu",)
+    capabilities.check(resolve(validate({**iperf3, "backend": "emu"})), "emu")
 
 
 # Issue #15: each of these reached a traceback or a Rust panic instead of a clean error.

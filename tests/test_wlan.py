@@ -9,7 +9,8 @@ import pytest
 
 import tcplab
 from tcplab.analytic.wlan import wlan_goodput_bps
-from tcplab.backends import emu
+from tcplab.backends import capabilities
+from tcplab.errors import Unsupported
 from tcplab.plan import resolve
 from tcplab.spec import SpecError, validate_spec
 
@@ -190,8 +191,8 @@ def test_links_on_one_medium_agree_on_its_settings() -> None:
 
 
 def test_the_emu_backend_refuses_the_medium_by_name() -> None:
-    with pytest.raises(ValueError, match=r"links\.0\.wlan: the 802\.11b medium is the simulator"):
-        emu.validate(resolve(validate_spec(one_station(True))))
+    with pytest.raises(Unsupported, match=r"links\.0\.wlan: the 802\.11b medium is the simulator"):
+        capabilities.check(resolve(validate_spec(one_station(True))), "emu")
 
 
 def test_a_capture_of_a_wlan_link_shows_each_packet_once() -> None:

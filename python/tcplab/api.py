@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tcplab.backends import get_backend
+from tcplab.backends import capabilities, get_backend
 from tcplab.errors import BackendError, FieldRefused, TcplabError
 from tcplab.plan import derive_seed, resolve
 from tcplab.result import RunResult
@@ -50,6 +50,8 @@ def run(scenario: Scenario, backend: str | None = None, seed: int | None = None)
             " point and stores the results"
         )
     runner = get_backend(spec.backend)
+    # What the backend honours, checked once for all repetitions (only the seed differs).
+    capabilities.check(resolve(spec), spec.backend)
     canonical = canonical_dict(spec)
     meta = {
         "name": spec.name,

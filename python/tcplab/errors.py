@@ -34,8 +34,33 @@ class BackendError(TcplabError):
 
 class FieldRefused(BackendError, ValueError):
     """A backend's check of one plan field: "field: why, and what it accepts". A ValueError
-    too, as a backend's own validate() raises it."""
+    too: a backend raises it from run() for a plan it cannot read or this machine cannot give."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}", field)
         self.message = message
+
+
+class Unsupported(BackendError):
+    """A field of a valid scenario that `backend` does not honour, found by the capability
+    registry (tcplab.backends.capabilities) before anything runs. `field` is its plan path
+    (hosts.0.tcp.cc), `value` the plan's value there, `supported_by` the backends that do
+    honour it (empty when none does, e.g. an iperf3 option iperf3 lacks)."""
+
+    def __init__(
+        self, field: str, backend: str, value: object, reason: str, supported_by: Sequence[str]
+    ) -> None:
+        scalar = value is None or isinstance(value, str | int | float | bool)
+        what = f"{field} = {value!r}" if scalar else field
+        runs_on = (
+            f"{what} runs on: {', '.join(supported_by)}"
+            if supported_by
+            else f"no backend runs {what}"
+        )
+        super().__init__(
+            f"the {backend} backend cannot run this scenario: {field}: {reason} ({runs_on})", field
+        )
+        self.backend = backend
+        self.value = value
+        self.reason = reason
+        self.supported_by = tuple(supported_by)

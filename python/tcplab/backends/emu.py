@@ -29,7 +29,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace, emu_media, emu_pep
+from tcplab.backends import SSTHRESH_INFINITE_BYTES, capabilities, empty_trace, emu_media, emu_pep
+from tcplab.backends.capabilities import LINUX_CC
 from tcplab.emu import EmuError, EmuNetwork, HostSetup, require_root
 from tcplab.errors import FieldRefused
 from tcplab.measure.workload import Workload
@@ -37,56 +38,6 @@ from tcplab.shared import TCP_IP_HEADER_BYTES
 
 NS_PER_S = 1_000_000_000
 PORT = 5210
-# Spec names → Linux's. Linux's "reno" is NewReno (RFC 6582 partial-ACK handling in
-# tcp_input.c), so both of tcplab's names run on it.
-LINUX_CC = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "bbr": "bbr", "hybla": "hybla"}
-# Linux's delayed-ACK timer adapts between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX
-# (200 ms) (include/net/tcp.h) and cannot be set per socket.
-LINUX_DELACK_NS = (40_000_000, 200_000_000)
-HANDLED_PLAN_FIELDS = frozenset(
-    {
-        "seed",
-        "duration_ns",
-        "interval_ns",
-        "trace_interval_ns",
-        "hosts",
-        "links",
-        "app",
-        "emu",
-        "trace",
-        "peps",
-    }
-)
-# The plan's TCP fields this backend turns into Linux settings; any other is refused, so
-# that a field added to the plan later is never silently ignored here.
-HANDLED_TCP_FIELDS = frozenset(
-    {
-        "cc",
-        "sndbuf",
-        "rcvbuf",
-        "mss",
-        "initial_window",
-        "window_scaling",
-        "sack",
-        "timestamps",
-        "abc",
-        "delayed_ack",
-        "delack_timeout_ns",
-        "nagle",
-        "fast_retransmit",
-        "min_rto_ns",
-        "hystart",
-        "cwnd_validation",
-        "nagle_variant",
-        "handshake",
-        "loss_recovery",
-        "hystart_variant",
-        "quickack",
-        "initial_rwnd",
-        "rto_form",
-        "cubic_variant",
-    }
-)
 # CUBIC's HyStart switch: a module parameter of the whole machine, not of a namespace.
 CUBIC_HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
 MIN_MTU = 1500
@@ -102,9 +53,6 @@ PACKET_LOG_VARIABLE = "TCPLAB_EMU_PACKET_LOG"
 # Records kept in memory for the log (about 48 bytes each); later packets are counted as
 # truncated, so a long fast run cannot exhaust memory.
 PACKET_LOG_RECORDS = 2_000_000
-IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
-# The app kinds the measurement tool runs (message is the simulator's only).
-KINDS = ("bulk", "file", "rr", "media")
 # The latency statistics of the simulator's summary.rr (crates/sim/src/metrics/latency.rs).
 RR_LATENCIES = ("mean", "p50", "p90", "p99", "max")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -115,205 +63,27 @@ def _check(ok: bool, field: str, message: str) -> None:
         raise FieldRefused(field, message)
 
 
-def linux_cc(cc: str, field: str) -> str:
-    """The Linux congestion control for a spec name, or ValueError naming the field."""
-    _check(
-        cc != "tahoe",
-        field,
-        "Linux has no Tahoe; the emu backend runs reno, newreno (both Linux reno), cubic or "
-        "bbr, and hybla where the kernel has it",
-    )
-    name = LINUX_CC.get(cc)
-    _check(name is not None, field, f"{cc!r} is unknown to the emu backend")
+def check_machine(plan: Mapping[str, Any]) -> None:
+    """Refuse, naming the plan field, what this machine cannot give a plan that the emu
+    backend honours (tcplab.backends.capabilities): a congestion control its kernel does
+    not offer, a HyStart setting other than its machine-wide one, iperf3 not installed."""
     available = AVAILABLE_CC.read_text().split() if AVAILABLE_CC.exists() else []
-    _check(
-        name in available,
-        field,
-        f"this kernel does not offer {name!r} (it offers {', '.join(available) or 'nothing'})",
-    )
-    return str(name)
-
-
-def validate_tcp(tcp: Mapping[str, Any], at: str) -> None:
-    """Refuse TCP settings (a host's, or a PEP side's at `at`) that Linux cannot take."""
-    linux_cc(tcp["cc"], f"{at}.cc")
-    _check(
-        tcp["fast_retransmit"],
-        f"{at}.fast_retransmit",
-        "Linux always does fast retransmit; false cannot be emulated",
-    )
-    for name in sorted(set(tcp) - HANDLED_TCP_FIELDS):
-        _check(False, f"{at}.{name}", "the emu backend has no Linux setting for this field")
-    low, high = LINUX_DELACK_NS
-    _check(
-        low <= tcp["delack_timeout_ns"] <= high,
-        f"{at}.delack_timeout_ns",
-        "Linux's delayed-ACK timer adapts between 40 and 200 ms and cannot be set per "
-        "socket; the emu backend accepts only values in that range",
-    )
-    if "hystart" in tcp and LINUX_CC.get(tcp["cc"]) == "cubic":
-        linux = CUBIC_HYSTART.exists() and CUBIC_HYSTART.read_text().strip() != "0"
+    hystart = CUBIC_HYSTART.exists() and CUBIC_HYSTART.read_text().strip() != "0"
+    for at in capabilities.places(plan, "tcp.cc"):
+        name = LINUX_CC[at.value]
         _check(
-            bool(tcp["hystart"]) == linux,
-            f"{at}.hystart",
+            name in available,
+            at.path,
+            f"this kernel does not offer {name!r} (it offers {', '.join(available) or 'nothing'})",
+        )
+        _check(
+            name != "cubic" or bool(at.holder["hystart"]) == hystart,
+            at.path.removesuffix(".cc") + ".hystart",
             f"Linux's HyStart is a machine-wide module parameter ({CUBIC_HYSTART} is "
-            f"{'on' if linux else 'off'} here), not a per-namespace setting; the emu "
+            f"{'on' if hystart else 'off'} here), not a per-namespace setting; the emu "
             "backend does not change it",
         )
-        _check(
-            not linux or tcp.get("hystart_variant", "rfc9406") == "linux",
-            f"{at}.hystart_variant",
-            "Linux's CUBIC runs its own HyStart (ACK train and delay increase, "
-            "tcp_cubic.c), not RFC 9406's HyStart++; set hystart_variant = 'linux' to run "
-            "this scenario on emu",
-        )
-    _check(
-        tcp.get("abc", True),
-        f"{at}.abc",
-        "Linux's slow start always counts the segments an ACK covers (tcp_slow_start), "
-        "as byte counting does, so abc = false cannot be emulated; set abc = true to run "
-        "this scenario on emu (examples/geo-emu.toml does so for the windows-nt4 profile)",
-    )
-    _check(
-        not tcp["nagle"] or tcp.get("nagle_variant", "rfc896") == "minshall",
-        f"{at}.nagle_variant",
-        "Linux's Nagle is always Minshall's variant (tcp_nagle_check), so nagle_variant "
-        "= 'rfc896' with nagle = true cannot be emulated; set nagle_variant = 'minshall' "
-        "(or nagle = false) to run this scenario on emu",
-    )
-    _check(
-        tcp.get("cwnd_validation", False),
-        f"{at}.cwnd_validation",
-        "Linux always grows cwnd only while it limits the sender (tcp_is_cwnd_limited, "
-        "RFC 7661), so cwnd_validation = false cannot be emulated; set cwnd_validation = "
-        "true to run this scenario on emu",
-    )
-    _check(
-        not tcp["sack"] or tcp.get("loss_recovery", "classic") == "rack",
-        f"{at}.loss_recovery",
-        "Linux finds losses with RACK-TLP (net.ipv4.tcp_recovery = 1) whenever SACK is "
-        "on, so loss_recovery = 'classic' with sack = true cannot be emulated; set "
-        "loss_recovery = 'rack' (or sack = false) to run this scenario on emu",
-    )
-    _check(
-        not tcp["delayed_ack"] or tcp.get("quickack", False),
-        f"{at}.quickack",
-        "a Linux receiver always acknowledges the first segments one by one "
-        "(tcp_incr_quickack), so quickack = false with delayed_ack = true cannot be "
-        "emulated; set quickack = true to run this scenario on emu",
-    )
-    _check(
-        LINUX_CC.get(tcp["cc"]) != "cubic" or tcp.get("cubic_variant", "rfc9438") == "linux",
-        f"{at}.cubic_variant",
-        "Linux's CUBIC is tcp_cubic.c's, not RFC 9438 as written, so cubic_variant = "
-        "'rfc9438' cannot be emulated; set cubic_variant = 'linux' to run this scenario on "
-        "emu",
-    )
-    _check(
-        tcp.get("rto_form", "rfc6298") == "linux",
-        f"{at}.rto_form",
-        "Linux puts its minimum RTO on the variance term (RTO = SRTT + max(4·RTTVAR, "
-        "rto_min)), so rto_form = 'rfc6298' cannot be emulated; set rto_form = 'linux' to "
-        "run this scenario on emu",
-    )
-    _check(
-        tcp.get("handshake", True),
-        f"{at}.handshake",
-        "a real connect() always sends a SYN and waits for the SYN-ACK, so handshake = "
-        "false cannot be emulated; set handshake = true to run this scenario on emu",
-    )
-
-
-def validate(plan: Mapping[str, Any]) -> None:
-    """Refuse what the real stack cannot be made to do, naming the plan field."""
-    _check(
-        "trace" not in plan,
-        "trace",
-        "packet captures are the simulator's; the emu backend writes its own packet log "
-        "(docs/emu.md)",
-    )
-    for name in sorted(set(plan) - HANDLED_PLAN_FIELDS):
-        _check(False, name, "the emu backend does not know this plan field")
-    for i, link in enumerate(plan["links"]):
-        _check(
-            "wlan" not in link,
-            f"links.{i}.wlan",
-            "the 802.11b medium is the simulator's; the emu link emulator has no DCF "
-            "(run a wlan link on the sim backend)",
-        )
-        _check(
-            "atm" not in link["forward"],
-            f"links.{i}.kind",
-            "the emu backend forwards IP packets; ATM cells run on the sim backend",
-        )
-    for i, host in enumerate(plan["hosts"]):
-        _check(
-            "cpu" not in host,
-            f"hosts.{i}.cpu",
-            "the emu backend runs on this machine's CPU; a CPU profile cannot be imposed on it",
-        )
-        validate_tcp(host["tcp"], f"hosts.{i}.tcp")
-    emu_pep.validate(plan)
-    app = plan["app"]
-    _check(app["kind"] in KINDS, "app.kind", f"{app['kind']!r}; accepted: {', '.join(KINDS)}")
-    if app["kind"] == "media":
-        emu_media.validate(app)
-    tool = app.get("tool", "tcplab")
-    _check(tool in ("tcplab", "iperf3"), "app.tool", f"{tool!r}; accepted: tcplab, iperf3")
-    if app["kind"] == "rr":
-        _check(
-            tool == "tcplab",
-            "app.tool",
-            'iperf3 has no request/response test; kind = "rr" runs on tcplab\'s own tool '
-            '(tool = "tcplab", the default)',
-        )
-        _check(
-            "write_delay_ns" not in app,
-            "app.write_delay_ns",
-            "an rr client writes each request as soon as the last response is read (netperf "
-            "TCP_RR); there is no pause between writes to set",
-        )
-    if app.get("parallel"):
-        _check(
-            tool == "tcplab",
-            "app.parallel",
-            'parallel connections run on tcplab\'s own tool (tool = "tcplab", the default)',
-        )
-        _check(
-            not plan.get("peps"),
-            "app.parallel",
-            "the emu backend's PEP relays one connection; run parallel connections through "
-            "a PEP on the sim backend",
-        )
-    if tool == "iperf3":
-        buffers = {
-            tcp[name]
-            for host in plan["hosts"]
-            for tcp in [host["tcp"]]
-            for name in ("sndbuf", "rcvbuf")
-        }
-        _check(
-            len(buffers) == 1,
-            "app.tool",
-            "iperf3 sets one size (-w) for both buffers of both hosts: give every sndbuf and "
-            'rcvbuf the same size, or use tool = "tcplab"',
-        )
-        _check(
-            app["kind"] == "file" or plan["duration_ns"] % NS_PER_S == 0,
-            "duration",
-            "iperf3 -t takes whole seconds",
-        )
-        _check(
-            app["message_size"] <= IPERF3_MAX_BLOCK,
-            "app.message_size",
-            "iperf3 -l takes at most 1 MiB per write",
-        )
-        for name in ("write_delay_ns", "read_delay_ns", "read_size"):
-            _check(
-                name not in app,
-                f"app.{name}",
-                'iperf3 has no such option; use tool = "tcplab", which honours it',
-            )
+    if plan["app"].get("tool") == "iperf3":
         _check(shutil.which("iperf3") is not None, "app.tool", IPERF3_MISSING)
 
 
@@ -485,8 +255,9 @@ def _sigterm_exits() -> Iterator[None]:
 
 
 def run(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """Run `plan` on the real kernel over the emulated path; result in the sim's schema."""
-    validate(plan)
+    """Run `plan` on the real kernel over the emulated path; result in the sim's schema.
+    The plan has passed the capability registry's check for this backend."""
+    check_machine(plan)
     require_root()
     sender, receiver = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
     mtu = max(MIN_MTU, max(int(sender["mss"]), int(receiver["mss"])) + TCP_IP_HEADER_BYTES)
@@ -548,7 +319,8 @@ def _iperf3(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     # The server, or the first PEP on the way (an explicit proxy).
     client = ["iperf3", "-c", net.addresses[0][1], "-p", port, "-J", "--get-server-output"]
     client += ["-i", interval, "-l", str(app["message_size"]), "-C", LINUX_CC[sender["cc"]]]
-    # -w: SO_SNDBUF and SO_RCVBUF on both ends (the buffers are all equal, see validate).
+    # -w: SO_SNDBUF and SO_RCVBUF on both ends (the buffers are all equal: the capability
+    # registry refuses others with iperf3).
     client += ["-w", str(sender["sndbuf"]), "-M", str(sender["mss"])]
     if not sender["nagle"]:
         client.append("-N")

@@ -14,37 +14,8 @@ from typing import Any
 from tcplab.backends import empty_trace
 from tcplab.backends import emu as base
 from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork
-from tcplab.measure.media import HEADER
 
 NS_PER_S = 1_000_000_000
-
-
-def validate(app: Mapping[str, Any]) -> None:
-    """What the media mode cannot send, naming the plan field."""
-    base._check(
-        app.get("tool", "tcplab") == "tcplab",
-        "app.tool",
-        'iperf3 has no media mode; use tool = "tcplab"',
-    )
-    base._check(
-        not app.get("shared_connection"),
-        "app.shared_connection",
-        "the measurement tool gives each TCP stream its own connection; streams sharing one "
-        "run on the sim backend",
-    )
-    for i, stream in enumerate(app["streams"]):
-        at = f"app.streams.{i}"
-        base._check(
-            stream.get("direction", "upstream") == "upstream",
-            f"{at}.direction",
-            "the emu backend sends streams from the first host only (upstream)",
-        )
-        base._check(
-            int(stream["message_size"]) >= HEADER.size,
-            f"{at}.message_size",
-            f"the measurement tool's messages carry a {HEADER.size}-byte header (sequence"
-            f" number, timestamp, length); give at least {HEADER.size} bytes",
-        )
 
 
 def measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:

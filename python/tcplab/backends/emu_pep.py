@@ -22,33 +22,11 @@ from tcplab.emu import EmuError, EmuNetwork, HostSetup, PepSetup
 # Connections each relay carries: the measurement's control and data connections (iperf3
 # opens the same two for its one stream).
 RELAY_CONNECTIONS = 2
-# Sysctls of a namespace, which a PEP's two sides therefore share.
-SHARED_TCP_FIELDS = ("window_scaling", "sack", "timestamps")
 
 
 def peps(plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The plan's PEPs in path order (the emu backend runs the path form only)."""
     return sorted(plan.get("peps", []), key=lambda pep: pep["node"])
-
-
-def validate(plan: Mapping[str, Any]) -> None:
-    """Refuse PEP settings the real stack cannot take, naming the plan field."""
-    for k, pep in enumerate(plan.get("peps", [])):
-        for side in ("client_side", "server_side"):
-            emu.validate_tcp(pep[side], f"peps.{k}.{side}")
-        for name in SHARED_TCP_FIELDS:
-            emu._check(
-                pep["client_side"][name] == pep["server_side"][name],
-                f"peps.{k}.server_side.{name}",
-                f"a PEP's namespace has one net.ipv4.tcp_{name} for both its sides; give "
-                "client_side and server_side the same value",
-            )
-    if plan.get("peps"):
-        emu._check(
-            plan["app"]["kind"] in ("bulk", "file"),
-            "app.kind",
-            "a PEP relays bulk and file transfers; rr and media run without one",
-        )
 
 
 def setups(plan: Mapping[str, Any]) -> list[PepSetup]:

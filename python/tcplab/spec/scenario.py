@@ -93,15 +93,6 @@ class Spec(StrictModel):
             first[host.name] = index
         return hosts
 
-    @model_validator(mode="after")
-    def _real_kernel_only(self) -> Spec:
-        if self.app.tool == "iperf3" and self.backend != "emu":
-            raise ValueError(
-                f'app.tool: "iperf3" runs only on the emu backend; the {self.backend} backend '
-                'models the application itself (use tool = "tcplab", the default)'
-            )
-        return self
-
     @field_validator("trace")
     @classmethod
     def _captured_links_exist(cls, trace: Trace | None, info: ValidationInfo) -> Trace | None:
@@ -142,15 +133,6 @@ class Spec(StrictModel):
                 ],
             )
         return trace
-
-    @model_validator(mode="after")
-    def _captures_on_the_simulator_only(self) -> Spec:
-        if self.trace is not None and self.trace.pcap and self.backend != "sim":
-            raise ValueError(
-                f"trace.pcap: packet captures come from the sim backend; the {self.backend}"
-                " backend has no simulated packets to capture"
-            )
-        return self
 
     @model_validator(mode="after")
     def _abr_over_atm(self) -> Spec:
