@@ -30,6 +30,7 @@ from tcplab.analytic.window import window_bound_bps, window_in_flight_bytes, win
 from tcplab.backends import capabilities, model
 from tcplab.backends.model import run
 from tcplab.errors import BackendError, Unsupported
+from tcplab.shared import RESULT_COLUMNS
 
 # The GEO path of make_plan(): 2.048 Mb/s, 275 ms each way, PPP framing (2 bytes).
 RATE = 2_048_000
@@ -275,34 +276,17 @@ def test_trace_follows_the_same_evolution() -> None:
 
 
 def test_result_has_the_simulator_schema() -> None:
+    # The columns are the Rust core's (crates/sim/src/result.rs via tcplab.shared).
     result = run(make_plan())
-    assert set(result) == {"summary", "flows", "hosts", "links", "series", "trace"}
-    assert set(result["summary"]) == {
-        "goodput_bps", "elapsed_s", "bytes_delivered", "bytes_written", "segments_sent",
-        "retransmits", "fast_retransmits", "timeouts", "persist_probes", "completed", "events",
-        "limited_by", "fairness", "cpu_utilisation", "goodput_per_cpu_bps", "window_updates",
-        "ring_drops", "model",
-    }  # fmt: skip
-    assert set(result["flows"][0]) == {
-        "flow", "src", "dst", "goodput_bps", "bytes_delivered", "retransmits", "timeouts",
-        "persist_probes", "srtt_s", "min_rtt_s", "final_cwnd_bytes", "window_updates",
-        "completed_s",
-    }  # fmt: skip
-    assert set(result["hosts"][0]) == {
-        "host", "cpu_utilisation", "goodput_per_cpu_bps", "packets", "calls", "ring_drops",
-    }  # fmt: skip
+    assert set(result) == {"summary", "flows", "hosts", "links", "series", "trace", "streams"}
+    assert set(result["summary"]) == {*RESULT_COLUMNS["summary"], "model"}
+    for part in ("flows", "hosts", "links"):
+        assert all(set(row) == set(RESULT_COLUMNS[part]) for row in result[part]), part
     assert [(r["link"], r["direction"]) for r in result["links"]] == [
         (0, "forward"),
         (0, "reverse"),
     ]
-    assert set(result["links"][0]) == {
-        "link", "direction", "packets", "bytes", "drops_queue", "drops_error",
-        "max_queue_bytes", "utilisation",
-    }  # fmt: skip
-    assert set(result["trace"]) == {
-        "flow", "t_s", "cwnd_bytes", "ssthresh_bytes", "srtt_s", "flight_bytes", "rwnd_bytes",
-        "acked_bytes", "retransmits",
-    }  # fmt: skip
+    assert set(result["trace"]) == set(RESULT_COLUMNS["trace"])
     assert sum(result["summary"]["limited_by"].values()) == 1.0
     json.dumps(result, allow_nan=False)  # plain JSON, no inf/nan
 

@@ -1,8 +1,11 @@
 """Names and constants the Python side shares with the simulator, read from the Rust core
 (`tcplab._sim.constants()`) so that each is defined once: the congestion controls the
-simulator implements, the TCP/IP header size, and the 802.11b PHY timings."""
+simulator implements, the TCP/IP header size, the 802.11b PHY timings, and the columns of
+a result."""
 
 from __future__ import annotations
+
+import json
 
 from tcplab._sim import constants
 
@@ -19,3 +22,8 @@ WLAN_CW_MIN: int = _CONSTANTS["wlan"]["cw_min"]
 WLAN_ACK_BYTES: int = _CONSTANTS["wlan"]["ack_bytes"]
 WLAN_PLCP_NS: dict[str, int] = dict(_CONSTANTS["wlan"]["plcp_ns"])
 """802.11b (IEEE 802.11-1999 §9.2.3, §15.3.3, §18.2.2): crates/sim/src/wlan/phy.rs."""
+RESULT_COLUMNS: dict[str, tuple[str, ...]] = {
+    part: tuple(empty) for part, empty in json.loads(_CONSTANTS["result_columns"]).items()
+}
+"""The columns of each part of a run's result (summary, each kind of row, series, trace) in
+the order crates/sim/src/result.rs declares them, optional ones left out."""

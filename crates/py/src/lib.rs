@@ -140,6 +140,7 @@ fn constants(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("congestion_controls", tcplab_sim::tcp::cc::NAMES)?;
     out.set_item("tcp_ip_header_bytes", tcplab_sim::plan::TCP_IP_HEADER_BYTES)?;
     out.set_item("wlan", wlan)?;
+    out.set_item("result_columns", tcplab_sim::result::columns_json())?;
     Ok(out)
 }
 

@@ -33,6 +33,26 @@ pub struct RunResult {
     pub captures: Vec<Capture>,
 }
 
+/// One of each part of a result with every value empty, serialized: the summary, a row
+/// of each kind, the series and the trace, as JSON text whose objects hold the columns in
+/// the order a result has them. Optional columns (a summary's `atm`, `wlan`, `rr`; a wlan
+/// link row's `retries`, `collisions`) are left out. The Python backends that build
+/// results themselves (model, emu) take their columns from it (tcplab.backends.rows).
+#[derive(Default, Serialize)]
+struct Columns {
+    summary: Summary,
+    flows: FlowResult,
+    segments: SegmentResult,
+    hosts: HostResult,
+    links: LinkResult,
+    series: SeriesOut,
+    trace: Trace,
+}
+
+pub fn columns_json() -> String {
+    serde_json::to_string(&Columns::default()).expect("a result part serializes")
+}
+
 impl RunResult {
     /// The long parts (series, trace, and the ATM queue and ABR rate samples when the run
     /// has them) as columns, taken out of the result, which keeps empty ones.
@@ -58,7 +78,7 @@ pub struct Capture {
     pub pcap: Vec<u8>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct Summary {
     pub goodput_bps: f64,
     pub elapsed_s: f64,
@@ -107,7 +127,7 @@ pub struct WlanSummary {
     pub queue_drops: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct FlowResult {
     pub flow: usize,
     pub src: String,
@@ -127,7 +147,7 @@ pub struct FlowResult {
 
 /// One connection of a flow split by a PEP: segment 0 leaves the flow's source, the last
 /// reaches its destination; its row holds that connection's own counts.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct SegmentResult {
     pub segment: usize,
     /// The most the PEP's relay at this segment's end held; None for the last segment.
@@ -136,7 +156,7 @@ pub struct SegmentResult {
     pub connection: FlowResult,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct HostResult {
     pub host: String,
     pub cpu_utilisation: f64,
@@ -148,7 +168,7 @@ pub struct HostResult {
     pub ring_drops: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct LinkResult {
     pub link: usize,
     pub direction: &'static str,

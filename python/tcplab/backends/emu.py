@@ -25,12 +25,25 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tcplab.backends import SSTHRESH_INFINITE_BYTES, capabilities, empty_trace, emu_media, emu_pep
+from tcplab.backends import capabilities, emu_media, emu_pep
 from tcplab.backends.capabilities import LINUX_CC
+from tcplab.backends.rows import (
+    SSTHRESH_INFINITE_BYTES,
+    UNKNOWN_LIMITS,
+    FlowRow,
+    HostRow,
+    LinkRow,
+    Result,
+    SenderState,
+    Summary,
+    empty_trace,
+    interval_ends,
+    series,
+)
 from tcplab.emu import EmuError, EmuNetwork, HostSetup, require_root
 from tcplab.errors import FieldRefused
 from tcplab.measure.workload import Workload
@@ -346,86 +359,70 @@ def to_result(
     connections = measured["connections"]
     ends = [c["end"] for c in connections]
     elapsed = max(float(e["sum_received"]["seconds"]) for e in ends)
-    delivered = sum(int(e["sum_received"]["bytes"]) for e in ends)
-    goodput = 8 * delivered / elapsed if elapsed > 0 else 0.0
     netstat = _namespace_counters([e.get("netstat", {}) for e in ends])
     traces = [c.get("trace", []) for c in connections]
-    series = _series(_summed_intervals(connections), plan["interval_ns"], elapsed)
-    links = _links(emulator, elapsed)
     windows = [row["snd_wnd_bytes"] for rows in traces for row in rows if row.get("snd_wnd_bytes")]
     # The window most often offered: the first ACKs may show a larger one (docs/emu.md).
     usual_window = max(set(windows), key=windows.count) if windows else None
     start, end = connections[0]["start"], ends[0]
     cpu = [e["cpu_utilization_percent"] for e in ends]
-    summary = {
-        "goodput_bps": goodput,
-        "elapsed_s": elapsed,
-        "bytes_delivered": delivered,
-        "bytes_written": sum(int(e["sum_sent"]["bytes"]) for e in ends),
-        "segments_sent": _sum_known(e["sum_sent"].get("segments") for e in ends),
-        "retransmits": _sum_known(e["sum_sent"].get("retransmits") for e in ends),
-        "fast_retransmits": netstat.get("TCPFastRetrans"),
-        "timeouts": netstat.get("TCPTimeouts"),
-        "persist_probes": netstat.get("TCPWinProbe"),
-        "completed": all(bool(e["sum_received"]["completed"]) for e in ends),
-        # The emulator's packets (both directions): the emulator's counterpart of the
-        # simulator's events.
-        "events": sum(d["packets_in"] for d in emulator["directions"]),
-        "limited_by": {
+    emu = {
+        "kernel": platform.release(),
+        "sender_cc": end["sender_tcp_congestion"],
+        "receiver_cc": end["receiver_tcp_congestion"],
+        "sender_sndbuf_actual": start["sender"]["sndbuf_actual"],
+        "receiver_rcvbuf_actual": start["receiver"]["rcvbuf_actual"],
+        "receiver_window_clamp": start["receiver"]["window_clamp"],
+        "peer_window_bytes": usual_window,
+        "max_peer_window_bytes": max(windows, default=None),
+        # Each client is a process of its own; the one server serves them all.
+        "cpu_percent_sender": _sum_known(c["host_total"] for c in cpu),
+        "cpu_percent_receiver": max(
+            (c["remote_total"] for c in cpu if c["remote_total"] is not None), default=None
+        ),
+        **_emulator_columns(emulator),
+        "interval_origin": start["origin"],
+        "netstat": netstat,
+    }
+    measurement = Measurement(
+        elapsed_s=elapsed,
+        bytes_written=sum(int(e["sum_sent"]["bytes"]) for e in ends),
+        completed=all(bool(e["sum_received"]["completed"]) for e in ends),
+        emu=emu,
+        limited_by={
             cause: _mean_known(e["limited_by"][cause] for e in ends) for cause in end["limited_by"]
         },
-        "emu": {
-            "kernel": platform.release(),
-            "sender_cc": end["sender_tcp_congestion"],
-            "receiver_cc": end["receiver_tcp_congestion"],
-            "sender_sndbuf_actual": start["sender"]["sndbuf_actual"],
-            "receiver_rcvbuf_actual": start["receiver"]["rcvbuf_actual"],
-            "receiver_window_clamp": start["receiver"]["window_clamp"],
-            "peer_window_bytes": usual_window,
-            "max_peer_window_bytes": max(windows, default=None),
-            # Each client is a process of its own; the one server serves them all.
-            "cpu_percent_sender": _sum_known(c["host_total"] for c in cpu),
-            "cpu_percent_receiver": max(
-                (c["remote_total"] for c in cpu if c["remote_total"] is not None), default=None
-            ),
-            **_emulator_columns(emulator),
-            "interval_origin": start["origin"],
-            "netstat": netstat,
-        },
-    }
+        segments_sent=_sum_known(e["sum_sent"].get("segments") for e in ends),
+        retransmits=_sum_known(e["sum_sent"].get("retransmits") for e in ends),
+        fast_retransmits=netstat.get("TCPFastRetrans"),
+        timeouts=netstat.get("TCPTimeouts"),
+        persist_probes=netstat.get("TCPWinProbe"),
+        rr=_transactions(end.get("transactions")),
+    )
     if len(connections) == 1:
         # The namespace's counters are this connection's own.
-        sender = {
-            "retransmits": end["sum_sent"].get("retransmits"),
-            "timeouts": netstat.get("TCPTimeouts"),
-            "persist_probes": netstat.get("TCPWinProbe"),
-            **tcp_info_columns(end["sender_tcp_info"]),
-        }
-        flows = [_flow_row(plan, 0, goodput, delivered, sender)]
-    else:
-        flows = [
-            _flow_row(
-                plan,
-                k,
-                8 * int(e["sum_received"]["bytes"]) / elapsed if elapsed > 0 else 0.0,
-                int(e["sum_received"]["bytes"]),
-                sender_columns(e["sender_tcp_info"]),
+        senders = [
+            sender_state(
+                end["sender_tcp_info"],
+                retransmits=end["sum_sent"].get("retransmits"),
+                timeouts=netstat.get("TCPTimeouts"),
+                persist_probes=netstat.get("TCPWinProbe"),
             )
-            for k, e in enumerate(ends)
         ]
-    summary.update(_host_summary([f["goodput_bps"] for f in flows], summary["emu"]))
-    rr = _transactions(end.get("transactions"))
-    if rr is not None:
-        summary["rr"] = rr
-    result = {
-        "summary": summary,
-        "flows": flows,
-        "hosts": _hosts(plan, goodput, summary["emu"]),
-        "links": links,
-        "series": series,
-        "trace": _trace([(k, row) for k, rows in enumerate(traces) for row in rows]),
-    }
-    return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
+    else:
+        senders = [sender_state(e["sender_tcp_info"]) for e in ends]
+    flows = [
+        measurement.flow(plan, k, sender, int(e["sum_received"]["bytes"]))
+        for k, (sender, e) in enumerate(zip(senders, ends, strict=True))
+    ]
+    return measurement.result(
+        plan,
+        emulator,
+        flows=flows,
+        series=_series(_summed_intervals(connections), plan["interval_ns"], elapsed),
+        trace=_trace([(k, row) for k, rows in enumerate(traces) for row in rows]),
+        relays=measured.get("relays"),
+    )
 
 
 def _namespace_counters(deltas: Sequence[Mapping[str, int]]) -> dict[str, int]:
@@ -459,23 +456,92 @@ def _mean_known(values: Iterable[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def _flow_row(
-    plan: Mapping[str, Any],
-    flow: int,
-    goodput: float,
-    delivered: int,
-    sender: Mapping[str, Any],
-) -> dict[str, Any]:
-    """A flow row of a measurement between the plan's two hosts: what arrived, and the
-    sender's columns as the tool that measured it reports them."""
-    return {
-        "flow": flow,
-        "src": plan["hosts"][0]["name"],
-        "dst": plan["hosts"][-1]["name"],
-        "goodput_bps": goodput,
-        "bytes_delivered": delivered,
-        **sender,
-    }
+@dataclass(frozen=True)
+class Measurement:
+    """What a measurement found besides its connections' rows: the summary's counts (None
+    where the tool cannot count) and what only a real run has (`emu`)."""
+
+    elapsed_s: float
+    bytes_written: int
+    completed: bool
+    emu: Mapping[str, Any]
+    limited_by: Mapping[str, float | None] = field(default_factory=lambda: UNKNOWN_LIMITS)
+    segments_sent: int | None = None
+    retransmits: int | None = None
+    fast_retransmits: int | None = None
+    timeouts: int | None = None
+    persist_probes: int | None = None
+    rr: Mapping[str, float] | None = None
+
+    def flow(
+        self, plan: Mapping[str, Any], flow: int, sender: SenderState, delivered: int
+    ) -> FlowRow:
+        """The row of a connection from the plan's first host to its last that delivered
+        `delivered` bytes over the test."""
+        src, dst = plan["hosts"][0]["name"], plan["hosts"][-1]["name"]
+        return sender.row(flow, src, dst, self._per_second(delivered), delivered)
+
+    def _per_second(self, delivered: int) -> float:
+        return 8 * delivered / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def result(
+        self,
+        plan: Mapping[str, Any],
+        emulator: Mapping[str, Any],
+        flows: Sequence[FlowRow],
+        series: Mapping[str, list[Any]],
+        trace: Mapping[str, list[Any]],
+        streams: Sequence[Mapping[str, Any]] = (),
+        relays: Sequence[Mapping[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The result of the connections `flows`: the summary (fairness is Jain's index of
+        their goodputs, as the simulator's; CPU the tool's whole-machine CPU time, both
+        namespaces sharing this machine; events the emulator's packets both ways, its
+        counterpart of the simulator's events), and through PEPs a row per connection of
+        the flow."""
+        delivered = sum(f.bytes_delivered for f in flows)
+        goodputs = [f.goodput_bps for f in flows]
+        squares = sum(g * g for g in goodputs)
+        percents = [self.emu.get(f"cpu_percent_{side}") for side in ("sender", "receiver")]
+        busiest = max((p for p in percents if p), default=None)
+        summary = Summary(
+            goodput_bps=self._per_second(delivered),
+            elapsed_s=self.elapsed_s,
+            bytes_delivered=delivered,
+            bytes_written=self.bytes_written,
+            completed=self.completed,
+            events=sum(d["packets_in"] for d in emulator["directions"]),
+            limited_by=self.limited_by,
+            cpu_utilisation=None if busiest is None else busiest / 100,
+            fairness=sum(goodputs) ** 2 / (len(goodputs) * squares) if squares > 0 else 1.0,
+            goodput_per_cpu_bps=_per_cpu(sum(goodputs), busiest),
+            segments_sent=self.segments_sent,
+            retransmits=self.retransmits,
+            fast_retransmits=self.fast_retransmits,
+            timeouts=self.timeouts,
+            persist_probes=self.persist_probes,
+            rr=self.rr,
+            backend=("emu", self.emu),
+        )
+        # The two hosts' CPU use as the measurement tool reports it.
+        hosts = [
+            HostRow(
+                host["name"],
+                cpu_utilisation=None if percent is None else percent / 100,
+                goodput_per_cpu_bps=_per_cpu(summary.goodput_bps, percent),
+            )
+            for host, percent in zip((plan["hosts"][0], plan["hosts"][-1]), percents, strict=True)
+        ]
+        result = Result(
+            summary=summary,
+            flows=flows,
+            hosts=hosts,
+            links=_links(emulator, self.elapsed_s),
+            series=series,
+            trace=trace,
+            streams=streams,
+        )
+        return emu_pep.add_segments(result, plan, relays, self.elapsed_s).to_dict()
 
 
 def _emulator_columns(emulator: Mapping[str, Any]) -> dict[str, Any]:
@@ -490,25 +556,18 @@ def _emulator_columns(emulator: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def tcp_info_columns(info: Mapping[str, Any]) -> dict[str, Any]:
-    """A flow row's sender state from a TCP_INFO sample (µs and segments, as the kernel
-    reports them)."""
-    return {
-        "srtt_s": (info.get("rtt") or 0) / 1e6,
-        "min_rtt_s": (info.get("min_rtt") or 0) / 1e6,
-        "final_cwnd_bytes": (info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
-    }
-
-
-def sender_columns(info: Mapping[str, Any]) -> dict[str, Any]:
-    """A flow row's sender columns from TCP_INFO alone, for the connections (media streams,
-    a PEP's onward sockets) whose namespace counters are not theirs alone."""
-    return {
-        "retransmits": info.get("total_retrans"),
-        "timeouts": None,
-        "persist_probes": None,
-        **tcp_info_columns(info),
-    }
+def sender_state(info: Mapping[str, Any], **counts: int | None) -> SenderState:
+    """A flow's sender from a TCP_INFO sample (µs and segments, as the kernel reports
+    them). `counts` replace its retransmissions, timeouts and persist probes where the
+    namespace's counters are this connection's alone; otherwise timeouts and probes are
+    unknown (media streams, a PEP's onward sockets)."""
+    state = SenderState(
+        retransmits=info.get("total_retrans"),
+        srtt_s=(info.get("rtt") or 0) / 1e6,
+        min_rtt_s=(info.get("min_rtt") or 0) / 1e6,
+        final_cwnd_bytes=(info.get("snd_cwnd") or 0) * (info.get("snd_mss") or 0),
+    )
+    return replace(state, **counts)
 
 
 def _transactions(measured: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -528,58 +587,21 @@ def _per_cpu(goodput: float, percent: float | None) -> float | None:
     return goodput / (percent / 100) if percent else None
 
 
-def _hosts(plan: Mapping[str, Any], goodput: float, emu: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The two hosts' CPU use as the measurement tool reports it (whole-machine CPU time,
-    as iperf3's host_total and remote_total: both namespaces share this machine)."""
-    rows = []
-    for host, percent in (
-        (plan["hosts"][0], emu.get("cpu_percent_sender")),
-        (plan["hosts"][-1], emu.get("cpu_percent_receiver")),
-    ):
-        rows.append(
-            {
-                "host": host["name"],
-                "cpu_utilisation": None if percent is None else percent / 100,
-                "goodput_per_cpu_bps": _per_cpu(goodput, percent),
-                "packets": None,
-                "calls": None,
-                "ring_drops": None,
-            }
-        )
-    return rows
-
-
-def _host_summary(goodputs: Sequence[float], emu: Mapping[str, Any]) -> dict[str, Any]:
-    """The summary's fairness (Jain's index over the connections' goodputs, as the
-    simulator's) and CPU fields."""
-    percents = [p for p in (emu.get("cpu_percent_sender"), emu.get("cpu_percent_receiver")) if p]
-    busiest = max(percents, default=None)
-    total = sum(goodputs)
-    squares = sum(g * g for g in goodputs)
-    return {
-        "fairness": total * total / (len(goodputs) * squares) if squares > 0 else 1.0,
-        "cpu_utilisation": None if busiest is None else busiest / 100,
-        "goodput_per_cpu_bps": _per_cpu(total, busiest),
-        "window_updates": None,
-        "ring_drops": None,
-    }
-
-
-def _links(emulator: Mapping[str, Any], elapsed_s: float) -> list[dict[str, Any]]:
+def _links(emulator: Mapping[str, Any], elapsed_s: float) -> list[LinkRow]:
     """One row per link direction, from the emulator's counters."""
     return [
-        {
-            "link": row["link"],
-            "direction": row["direction"],
-            "packets": row["packets"],
-            "bytes": row["wire_bytes"],
-            "drops_queue": row["drops_queue"],
-            "drops_error": row["drops_error"],
-            "max_queue_bytes": row["max_queue_bytes"],
+        LinkRow(
+            link=row["link"],
+            direction=row["direction"],
             # The emulator counts the handshake and the last packets after the test's end
             # too; over the test's length this is an upper bound, capped at 1.
-            "utilisation": min(row["busy_ns"] / (elapsed_s * NS_PER_S), 1.0) if elapsed_s else 0.0,
-        }
+            utilisation=min(row["busy_ns"] / (elapsed_s * NS_PER_S), 1.0) if elapsed_s else 0.0,
+            packets=row["packets"],
+            bytes=row["wire_bytes"],
+            drops_queue=row["drops_queue"],
+            drops_error=row["drops_error"],
+            max_queue_bytes=row["max_queue_bytes"],
+        )
         for row in emulator["links"]
     ]
 
@@ -598,25 +620,24 @@ def iperf3_result(
     intervals = [i for i in server.get("intervals", []) if file or i["sum"]["start"] < duration_s]
     completed = not file or int(received["bytes"]) >= int(plan["app"]["bytes"])
     elapsed = float(received["seconds"]) if file and completed else duration_s
-    delivered = sum(int(i["sum"]["bytes"]) for i in intervals)
-    goodput = 8 * delivered / elapsed if elapsed > 0 else 0.0
     streams = [i["streams"][0] for i in measured.get("intervals", []) if i.get("streams")]
     sent = end["sum_sent"]
     cpu = end["cpu_utilization_percent"]
-    summary = {
-        "goodput_bps": goodput,
-        "elapsed_s": elapsed,
-        "bytes_delivered": delivered,
-        "bytes_written": int(sent["bytes"]),
-        "segments_sent": None,
-        "retransmits": sent.get("retransmits"),
-        "fast_retransmits": None,
-        "timeouts": None,
-        "persist_probes": None,
-        "completed": completed,
-        "events": sum(d["packets_in"] for d in emulator["directions"]),
-        "limited_by": {"rwnd": None, "sndbuf": None, "cwnd": None, "app": None},
-        "emu": {
+    last = streams[-1] if streams else {}
+    sender = SenderState(
+        retransmits=sent.get("retransmits"),
+        srtt_s=(last.get("rtt") or 0) / 1e6,
+        min_rtt_s=(end["streams"][0]["sender"].get("min_rtt") or 0) / 1e6
+        if end.get("streams")
+        else None,
+        final_cwnd_bytes=last.get("snd_cwnd"),
+    )
+    measurement = Measurement(
+        elapsed_s=elapsed,
+        bytes_written=int(sent["bytes"]),
+        completed=completed,
+        retransmits=sent.get("retransmits"),
+        emu={
             "tool": "iperf3",
             "iperf3_version": measured["start"].get("version"),
             "kernel": platform.release(),
@@ -631,19 +652,7 @@ def iperf3_result(
             **_emulator_columns(emulator),
             "interval_origin": "iperf3_server_test_start",
         },
-    }
-    last = streams[-1] if streams else {}
-    sender = {
-        "retransmits": sent.get("retransmits"),
-        "timeouts": None,
-        "persist_probes": None,
-        "srtt_s": (last.get("rtt") or 0) / 1e6,
-        "min_rtt_s": (end["streams"][0]["sender"].get("min_rtt") or 0) / 1e6
-        if end.get("streams")
-        else None,
-        "final_cwnd_bytes": last.get("snd_cwnd"),
-    }
-    flows = [_flow_row(plan, 0, goodput, delivered, sender)]
+    )
     # iperf3 reports each interval's retransmits; the trace keeps the running total.
     retransmitted = list(itertools.accumulate(s.get("retransmits") or 0 for s in streams))
     trace_rows = [
@@ -658,16 +667,15 @@ def iperf3_result(
         }
         for s, total in zip(streams, retransmitted, strict=True)
     ]
-    summary.update(_host_summary([goodput], summary["emu"]))
-    result = {
-        "summary": summary,
-        "flows": flows,
-        "hosts": _hosts(plan, goodput, summary["emu"]),
-        "links": _links(emulator, elapsed),
-        "series": _series(intervals, plan["interval_ns"], elapsed),
-        "trace": _trace([(0, row) for row in trace_rows]),
-    }
-    return emu_pep.add_segments(result, plan, measured.get("relays"), elapsed)
+    delivered = sum(int(i["sum"]["bytes"]) for i in intervals)
+    return measurement.result(
+        plan,
+        emulator,
+        flows=[measurement.flow(plan, 0, sender, delivered)],
+        series=_series(intervals, plan["interval_ns"], elapsed),
+        trace=_trace([(0, row) for row in trace_rows]),
+        relays=measured.get("relays"),
+    )
 
 
 def _series(
@@ -675,11 +683,9 @@ def _series(
 ) -> dict[str, list[Any]]:
     """Per-interval delivered bytes stamped with each interval's end, up to `elapsed_s`,
     with the intervals in which nothing arrived filled in as zeros."""
-    count = max(1, math.ceil(elapsed_s * NS_PER_S / interval_ns - 1e-9))
-    values = [int(i["sum"]["bytes"]) for i in intervals][:count]
-    values += [0] * (count - len(values))
-    ends = [min((k + 1) * interval_ns / NS_PER_S, elapsed_s) for k in range(count)]
-    return {"t_s": ends, "interval_bytes": values}
+    ends = interval_ends(interval_ns, elapsed_s)
+    values = [int(i["sum"]["bytes"]) for i in intervals][: len(ends)]
+    return series(ends, values + [0] * (len(ends) - len(values)))
 
 
 def _trace(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> dict[str, list[Any]]:

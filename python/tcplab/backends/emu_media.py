@@ -5,14 +5,13 @@ stream's message records under `streams` as the simulator gives them (docs/emu.m
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-from tcplab.backends import empty_trace
 from tcplab.backends import emu as base
+from tcplab.backends.rows import empty_trace, interval_ends, series
 from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork
 
 NS_PER_S = 1_000_000_000
@@ -62,21 +61,11 @@ def to_result(
     arrivals: list[tuple[int, int]] = []
     for index, record in enumerate(measured["streams"]):
         received = record["received_ns"]
-        delivered = sum(b for b, r in zip(record["bytes"], received, strict=True) if r is not None)
-        arrivals += [
-            (r, b) for b, r in zip(record["bytes"], received, strict=True) if r is not None
-        ]
-        info = record.get("tcp_info") or {}
-        flows.append(
-            {
-                "flow": index,
-                "src": src,
-                "dst": dst,
-                "goodput_bps": 8 * delivered / elapsed,
-                "bytes_delivered": delivered,
-                **base.sender_columns(info),
-            }
-        )
+        arrived = [(r, b) for b, r in zip(record["bytes"], received, strict=True) if r is not None]
+        arrivals += arrived
+        delivered = sum(b for _, b in arrived)
+        sender = base.sender_state(record.get("tcp_info") or {})
+        flows.append(sender.row(index, src, dst, 8 * delivered / elapsed, delivered))
         streams.append(
             {
                 "stream": record["stream"],
@@ -92,46 +81,32 @@ def to_result(
                 "clock": measured["clock"],
             }
         )
-    delivered = sum(flow["bytes_delivered"] for flow in flows)
-    goodput = 8 * delivered / elapsed
-    emu = {
-        "clock": measured["clock"],
-        "timing_error_us": emulator["timing_error"],
-        "emulator_cpu_s": emulator["cpu_s"],
-    }
-    summary = {
-        "goodput_bps": goodput,
-        "elapsed_s": elapsed,
-        "bytes_delivered": delivered,
-        "bytes_written": sum(sum(r["bytes"]) for r in measured["streams"]),
-        "segments_sent": None,
-        "retransmits": sum(f["retransmits"] or 0 for f in flows),
-        "fast_retransmits": None,
-        "timeouts": None,
-        "persist_probes": None,
-        "completed": True,
-        "events": sum(d["packets_in"] for d in emulator["directions"]),
-        "limited_by": {"rwnd": None, "sndbuf": None, "cwnd": None, "app": None},
-        "emu": emu,
-        **base._host_summary([goodput], emu),
-    }
-    return {
-        "summary": summary,
-        "flows": flows,
-        "hosts": base._hosts(plan, goodput, emu),
-        "links": base._links(emulator, elapsed),
-        "series": _series(arrivals, plan["interval_ns"], elapsed),
-        "trace": empty_trace(),
-        "streams": streams,
-    }
+    measurement = base.Measurement(
+        elapsed_s=elapsed,
+        bytes_written=sum(sum(r["bytes"]) for r in measured["streams"]),
+        completed=True,
+        retransmits=sum(flow.sender.retransmits or 0 for flow in flows),
+        emu={
+            "clock": measured["clock"],
+            "timing_error_us": emulator["timing_error"],
+            "emulator_cpu_s": emulator["cpu_s"],
+        },
+    )
+    return measurement.result(
+        plan,
+        emulator,
+        series=_series(arrivals, plan["interval_ns"], elapsed),
+        trace=empty_trace(),
+        flows=flows,
+        streams=streams,
+    )
 
 
 def _series(arrivals: list[tuple[int, int]], interval_ns: int, elapsed_s: float) -> dict[str, Any]:
     """Delivered message bytes per interval, by arrival time (right-closed intervals, as
     the simulator counts them)."""
-    count = max(1, math.ceil(elapsed_s * NS_PER_S / interval_ns - 1e-9))
-    values = [0] * count
+    ends = interval_ends(interval_ns, elapsed_s)
+    values = [0] * len(ends)
     for at, size in arrivals:
-        values[min(count - 1, max(at - 1, 0) // interval_ns)] += size
-    ends = [min((k + 1) * interval_ns / NS_PER_S, elapsed_s) for k in range(count)]
-    return {"t_s": ends, "interval_bytes": values}
+        values[min(len(ends) - 1, max(at - 1, 0) // interval_ns)] += size
+    return series(ends, values)

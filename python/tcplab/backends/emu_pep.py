@@ -14,9 +14,11 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from tcplab.backends import emu
+from tcplab.backends.rows import FlowRow, Result, SegmentRow
 from tcplab.emu import EmuError, EmuNetwork, HostSetup, PepSetup
 
 # Connections each relay carries: the measurement's control and data connections (iperf3
@@ -106,57 +108,60 @@ def _data_pair(report: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def segments(
     plan: Mapping[str, Any],
-    flow: Mapping[str, Any],
+    flow: FlowRow,
     reports: Sequence[Mapping[str, Any]],
     elapsed_s: float,
-) -> list[dict[str, Any]]:
+) -> list[SegmentRow]:
     """A row per connection of the measured flow, as the simulator's `segments` rows: what
     each connection's receiving application read (a relay, or the server), and its
     sender's state (the client's, or the relay's onward socket's TCP_INFO)."""
     ordered = peps(plan)
     names = [plan["hosts"][0]["name"], *(pep["name"] for pep in ordered), plan["hosts"][-1]["name"]]
     pairs = [_data_pair(report) for report in reports]
-    senders = [
-        {key: flow[key] for key in ("retransmits", "srtt_s", "min_rtt_s", "final_cwnd_bytes")},
-        *(emu.sender_columns(pair["opened_tcp_info"]) for pair in pairs),
-    ]
-    delivered = [pair["to_server_bytes"] for pair in pairs] + [flow["bytes_delivered"]]
+    # The client's connection alone: the namespace's timeout and probe counters are the
+    # relays' too.
+    client = replace(flow.sender, timeouts=None, persist_probes=None)
+    senders = [client, *(emu.sender_state(pair["opened_tcp_info"]) for pair in pairs)]
+    delivered = [pair["to_server_bytes"] for pair in pairs] + [flow.bytes_delivered]
     return [
-        {
-            "segment": k,
-            "relay_peak_bytes": pairs[k]["peak_bytes"] if k < len(pairs) else None,
-            "flow": 0,
-            "src": names[k],
-            "dst": names[k + 1],
-            "goodput_bps": 8 * delivered[k] / elapsed_s if elapsed_s > 0 else 0.0,
-            "bytes_delivered": delivered[k],
-            "timeouts": None,
-            "persist_probes": None,
-            **senders[k],
-            "window_updates": None,
-            "completed_s": None,
-        }
+        SegmentRow(
+            segment=k,
+            relay_peak_bytes=pairs[k]["peak_bytes"] if k < len(pairs) else None,
+            connection=senders[k].row(
+                0,
+                names[k],
+                names[k + 1],
+                8 * delivered[k] / elapsed_s if elapsed_s > 0 else 0.0,
+                delivered[k],
+            ),
+        )
         for k in range(len(names) - 1)
     ]
 
 
 def add_segments(
-    result: dict[str, Any],
+    result: Result,
     plan: Mapping[str, Any],
     reports: Sequence[Mapping[str, Any]] | None,
     elapsed_s: float,
-) -> dict[str, Any]:
+) -> Result:
     """A result through PEPs gets its `segments` rows, `summary["emu"]["peps"]`, and the
     flow's retransmissions on every connection, as the simulator counts them; a result
     without PEPs is returned as it is."""
     if not reports:
         return result
-    flow = result["flows"][0]
+    flow = result.flows[0]
     rows = segments(plan, flow, reports, elapsed_s)
-    resent = [row["retransmits"] for row in rows]
-    flow["retransmits"] = None if None in resent else sum(resent)
-    result["summary"]["emu"]["peps"] = sockets(plan, reports)
-    return {**result, "segments": rows}
+    resent = [row.connection.sender.retransmits for row in rows]
+    retransmits = None if None in resent else sum(r or 0 for r in resent)
+    assert result.summary.backend is not None
+    name, own = result.summary.backend
+    return replace(
+        result,
+        flows=[replace(flow, sender=replace(flow.sender, retransmits=retransmits))],
+        summary=replace(result.summary, backend=(name, {**own, "peps": sockets(plan, reports)})),
+        segments=rows,
+    )
 
 
 def sockets(plan: Mapping[str, Any], reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

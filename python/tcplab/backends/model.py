@@ -39,7 +39,7 @@ from tcplab.analytic.path import (
 from tcplab.analytic.slow_start import FluidTransfer, slow_start_gamma, slow_start_rounds
 from tcplab.analytic.window import window_bound_bps, window_in_flight_bytes, window_limit_bytes
 from tcplab.analytic.wlan import wlan_goodput_bps
-from tcplab.backends import SSTHRESH_INFINITE_BYTES, empty_trace
+from tcplab.backends import rows
 from tcplab.errors import FieldRefused
 from tcplab.shared import TCP_IP_HEADER_BYTES
 
@@ -62,9 +62,11 @@ def _check_plan(plan: Plan) -> None:
     before a run; this guards the formulas against hand-made plans, as the Rust core's
     PlanError checks guard the simulator."""
     hosts = plan.get("hosts")
-    _check(isinstance(hosts, list) and len(hosts) == 2, "hosts", "exactly two hosts expected")
+    if not (isinstance(hosts, list) and len(hosts) == 2):
+        raise FieldRefused("hosts", "exactly two hosts expected")
     links = plan.get("links")
-    _check(isinstance(links, list) and len(links) >= 1, "links", "at least one link expected")
+    if not (isinstance(links, list) and len(links) >= 1):
+        raise FieldRefused("links", "at least one link expected")
     for i, host in enumerate(hosts):
         tcp = host["tcp"]
         for name in ("mss", "initial_window", "sndbuf", "rcvbuf"):
@@ -185,6 +187,7 @@ def run(plan: Plan) -> dict[str, Any]:
     if p == 0:
         steady, binding = (w_bound, "window") if w_bound <= path_bound else (path_bound, "path")
     else:
+        assert loss_bps is not None  # p > 0
         steady, binding = (loss_bps, "loss") if loss_bps <= path_bound else (path_bound, "path")
     if binding == "path":
         binding = "link" if link_bound <= ack_bound else "ack_path"
@@ -231,7 +234,7 @@ def run(plan: Plan) -> dict[str, Any]:
     duration = plan["duration_ns"] / NS_PER_S
     done_at = fluid.time_to_deliver(total) if total is not None else None
     completed = total is None or (done_at is not None and done_at <= duration)
-    elapsed = done_at if total is not None and completed else duration
+    elapsed = done_at if done_at is not None and completed else duration
     if total is not None and completed:
         delivered_total = int(total)
     else:
@@ -276,66 +279,47 @@ def run(plan: Plan) -> dict[str, Any]:
         # Whole slow-start rounds for the file, when it ends before the window is capped.
         "file_slow_start_rounds": (
             slow_start_rounds(file_segments, stcp["initial_window"], gamma)
-            if total is not None and total <= fluid.ss_bytes
+            if file_segments is not None and total is not None and total <= fluid.ss_bytes
             else None
         ),
         "notes": notes,
     }
 
-    return {
-        "summary": {
-            "goodput_bps": goodput,
-            "elapsed_s": elapsed,
-            "bytes_delivered": delivered_total,
-            "bytes_written": int(total) if total is not None and completed else None,
-            "segments_sent": None,
-            "retransmits": None,
-            "fast_retransmits": None,
-            "timeouts": None,
-            "persist_probes": None,
-            "completed": completed,
-            "events": 0,
-            "limited_by": limited_by,
-            "fairness": 1.0,
-            "cpu_utilisation": 0.0,
-            "goodput_per_cpu_bps": None,
-            "window_updates": None,
-            "ring_drops": 0,
-            "model": model,
-        },
-        "flows": [
-            {
-                "flow": 0,
-                "src": sender["name"],
-                "dst": receiver["name"],
-                "goodput_bps": goodput,
-                "bytes_delivered": delivered_total,
-                "retransmits": None,
-                "timeouts": None,
-                "persist_probes": None,
-                "srtt_s": rtt,
-                "min_rtt_s": rtt,
-                "final_cwnd_bytes": int(fluid.cwnd(elapsed)),
-                "window_updates": None,
-                "completed_s": elapsed if total is not None and completed else None,
-            }
-        ],
+    summary = rows.Summary(
+        goodput_bps=goodput,
+        elapsed_s=elapsed,
+        bytes_delivered=delivered_total,
+        bytes_written=int(total) if total is not None and completed else None,
+        completed=completed,
+        events=0,
+        limited_by=limited_by,
         # Hosts whose work costs nothing (the only kind accepted): no CPU time, no ring drops.
-        "hosts": [
-            {
-                "host": host["name"],
-                "cpu_utilisation": 0.0,
-                "goodput_per_cpu_bps": None,
-                "packets": None,
-                "calls": None,
-                "ring_drops": 0,
-            }
+        cpu_utilisation=0.0,
+        ring_drops=0,
+        backend=("model", model),
+    )
+    flow = rows.FlowRow(
+        flow=0,
+        src=sender["name"],
+        dst=receiver["name"],
+        goodput_bps=goodput,
+        bytes_delivered=delivered_total,
+        sender=rows.SenderState(
+            srtt_s=rtt, min_rtt_s=rtt, final_cwnd_bytes=int(fluid.cwnd(elapsed))
+        ),
+        completed_s=elapsed if total is not None and completed else None,
+    )
+    return rows.Result(
+        summary=summary,
+        flows=[flow],
+        hosts=[
+            rows.HostRow(host["name"], cpu_utilisation=0.0, ring_drops=0)
             for host in (sender, receiver)
         ],
-        "links": _link_rows(links, delivered_total, mss, header, b, elapsed),
-        "series": series,
-        "trace": trace,
-    }
+        links=_link_rows(links, delivered_total, mss, header, b, elapsed),
+        series=series,
+        trace=trace,
+    ).to_dict()
 
 
 def _link_rows(
@@ -345,7 +329,7 @@ def _link_rows(
     header: int,
     b: int,
     elapsed_s: float,
-) -> list[dict[str, Any]]:
+) -> list[rows.LinkRow]:
     """Per link direction: only the utilisation is modelled.
 
     Forward: the data segments that carried the delivered bytes; reverse: one ACK per b
@@ -353,29 +337,20 @@ def _link_rows(
     counts, drops and queue peaks are None.
     """
     segments = math.ceil(delivered / mss)
-    rows = []
+    out = []
     for i, link in enumerate(links):
         for name, count, ip in (
             ("forward", segments, mss + header),
             ("reverse", math.ceil(segments / b), header),
         ):
             busy = count * send_s(link, name, ip)
-            rows.append(
-                {
-                    "link": i,
-                    "direction": name,
-                    "packets": None,
-                    "bytes": None,
-                    "drops_queue": None,
-                    "drops_error": None,
-                    "max_queue_bytes": None,
-                    "utilisation": busy / elapsed_s if elapsed_s > 0 else 0.0,
-                }
-            )
-    return rows
+            out.append(rows.LinkRow(i, name, busy / elapsed_s if elapsed_s > 0 else 0.0))
+    return out
 
 
-def _series(fluid: FluidTransfer, elapsed_s: float, interval_ns: int, final_bytes: int) -> dict:
+def _series(
+    fluid: FluidTransfer, elapsed_s: float, interval_ns: int, final_bytes: int
+) -> dict[str, list[Any]]:
     """Bytes delivered per interval, stamped with each interval's end; last partial kept.
 
     Cumulative counts are floored to whole bytes and differenced, so the intervals add up
@@ -399,10 +374,10 @@ def _trace(
     rtt_s: float,
     rtcp: Mapping[str, Any],
     scaling: bool,
-) -> dict:
+) -> dict[str, list[Any]]:
     """Sender state every trace interval up to the end, from the fluid evolution."""
     rwnd = rtcp["rcvbuf"] if scaling else min(rtcp["rcvbuf"], MAX_UNSCALED_WINDOW_BYTES)
-    out = empty_trace()
+    out = rows.empty_trace()
     i = 1
     while i * trace_interval_ns <= elapsed_s * NS_PER_S:
         t = i * trace_interval_ns / NS_PER_S
@@ -415,7 +390,7 @@ def _trace(
         out["t_s"].append(t)
         out["cwnd_bytes"].append(cwnd)
         # The loss-free evolution never leaves slow start by a loss.
-        out["ssthresh_bytes"].append(SSTHRESH_INFINITE_BYTES)
+        out["ssthresh_bytes"].append(rows.SSTHRESH_INFINITE_BYTES)
         # srtt is 0 until the handshake gives the first sample (result contract).
         out["srtt_s"].append(rtt_s if t >= fluid.start_s else 0.0)
         out["flight_bytes"].append(int(min(cwnd, remaining)) if flowing else 0)

@@ -158,7 +158,7 @@ pub struct LimitClock {
     app: Nanos,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct LimitShares {
     pub rwnd: f64,
     pub sndbuf: f64,
