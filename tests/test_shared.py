@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tcplab import profiles, shared
+from tcplab import shared
 from tcplab.analytic import wlan
 from tcplab.backends import capabilities
 from tcplab.errors import SpecError
-from tcplab.plan import resolve
-from tcplab.spec import json_schema, validate_spec
+from tcplab.spec import validate_spec
 
 
 def test_the_spec_accepts_exactly_the_simulators_congestion_controls() -> None:
@@ -50,29 +49,3 @@ def test_the_model_uses_the_simulators_802_11b_timings() -> None:
     assert wlan.WLAN_PLCP_S == {"long": 192e-6, "short": 96e-6}
     assert (wlan.WLAN_CW_MIN, wlan.WLAN_ACK_BYTES) == (31, 14)
     assert shared.TCP_IP_HEADER_BYTES == 40
-
-
-@pytest.mark.parametrize("profile", list(profiles.STACKS))
-def test_the_schema_shows_the_tcp_defaults_that_apply(profile: str) -> None:
-    """A host whose [hosts.tcp] writes out every default `tcplab schema` shows for its
-    profile resolves to the same plan as a host that writes none of them."""
-    fields = json_schema()["$defs"]["Tcp"]["properties"]
-    shown = {
-        name: prop.get("x-default-by-profile", {}).get(profile, prop["default"])
-        for name, prop in fields.items()
-        if name != "profile"
-    }
-
-    def plan(tcp: dict) -> dict:
-        spec = validate_spec(
-            {
-                "hosts": [{"name": "a", "tcp": tcp}, {"name": "b"}],
-                "links": [{"rate": "1Mbps", "delay": "1ms"}],
-            }
-        )
-        return resolve(spec)["hosts"][0]["tcp"]
-
-    assert plan({"profile": profile, **shown}) == plan({"profile": profile})
-    # And the schema's default is not the model's own where a profile replaces it.
-    if profile == profiles.DEFAULT_STACK:
-        assert fields["cc"]["default"] == profiles.STACKS[profile].settings["cc"]

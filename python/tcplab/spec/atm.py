@@ -149,9 +149,13 @@ class Abr(StrictModel):
     pcr: Rate | None = Field(
         None, description="peak cell rate; default: the cell rate of the VC's first link"
     )
-    mcr: NonNegativeRate = Field(0, description="minimum cell rate")
+    mcr: NonNegativeRate = Field("0bps", validate_default=True, description="minimum cell rate")
     icr: Rate | None = Field(None, description="initial cell rate; default: pcr")
-    tcr: Rate = Field(4240, description="tagged cell rate, 10 cells/s (out-of-rate RM cells)")
+    tcr: Rate = Field(
+        "4240bps",
+        validate_default=True,
+        description="tagged cell rate, 10 cells/s (out-of-rate RM cells)",
+    )
     rif: float = Field(1 / 16, gt=0.0, le=1.0, description="rate increase factor (x PCR)")
     rdf: float = Field(1 / 16, gt=0.0, le=1.0, description="rate decrease factor (x ACR)")
     cdf: float = Field(1 / 16, ge=0.0, le=1.0, description="cutoff decrease factor")
@@ -164,7 +168,9 @@ class Abr(StrictModel):
         "500ms", validate_default=True, description="idle time after which ACR returns to ICR"
     )
     tbe: int = Field(16_777_215, ge=1, le=16_777_215, description="transient buffer exposure")
-    frtt: Duration = Field(0, description="fixed round-trip time signalled; 0: none")
+    frtt: Duration = Field(
+        "0s", validate_default=True, description="fixed round-trip time signalled; 0: none"
+    )
 
     @model_validator(mode="after")
     def _rates_in_order(self) -> Abr:

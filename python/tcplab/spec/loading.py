@@ -8,12 +8,10 @@ import sys
 from collections.abc import Iterator, Mapping
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import (
-    ValidationError,
-)
-from pydantic_core import ErrorDetails
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails, to_jsonable_python
 
 from tcplab.errors import SpecError
 from tcplab.spec import locate, units
@@ -105,8 +103,44 @@ def load_spec(path: str | PathLike[str]) -> Spec:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file, for editors and `tcplab schema`."""
     schema = Spec.model_json_schema()
+    _built_defaults(schema)
     _profile_defaults(schema["$defs"]["Tcp"])
+    # The spec refuses a scenario without links; their empty default only lets the refusal
+    # name the field.
+    schema["required"] = [*schema.get("required", ()), "links"]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def _models(
+    model: type[BaseModel], found: dict[str, type[BaseModel]]
+) -> dict[str, type[BaseModel]]:
+    """`model` and every model its fields hold, by name (the schema's $defs names)."""
+    found[model.__name__] = model
+
+    def walk(annotation: Any) -> None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if annotation.__name__ not in found:
+                _models(annotation, found)
+        for argument in get_args(annotation):
+            walk(argument)
+
+    for info in model.model_fields.values():
+        walk(info.annotation)
+    return found
+
+
+def _built_defaults(schema: dict[str, Any]) -> None:
+    """A field whose default is built when it is left out (`default_factory`: the hosts, a
+    link's queue, a host's TCP) shows the value built, as other fields show theirs."""
+    for name, model in _models(Spec, {}).items():
+        properties = (schema if model is Spec else schema["$defs"][name])["properties"]
+        for field, info in model.model_fields.items():
+            # A built default that is validated (the empty links) may not be one.
+            if info.default_factory is not None and not info.validate_default:
+                built = info.default_factory()  # type: ignore[call-arg]
+                properties[info.alias or field]["default"] = to_jsonable_python(
+                    built, exclude_none=True
+                )
 
 
 def _profile_defaults(tcp: dict[str, Any]) -> None:
