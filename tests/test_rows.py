@@ -9,7 +9,7 @@ import pytest
 
 import tcplab
 from tcplab.backends import emu, rows
-from tcplab.backends.rows import FlowRow, HostRow, LinkRow, SegmentRow, SenderState, Summary
+from tcplab.backends.rows import Counts, FlowRow, HostRow, LinkRow, SegmentRow, SenderState, Summary
 from tcplab.shared import RESULT_COLUMNS
 
 # Summary fields that are not columns of every result: `rr` only with request/response
@@ -21,6 +21,8 @@ def names(row: type) -> set[str]:
     columns = {f.name for f in fields(row)}
     if row is FlowRow:  # its sender's columns in a part of their own
         return columns - {"sender"} | names(SenderState)
+    if row is Summary:  # its counters in a part of their own
+        return columns - {"counts"} | names(Counts)
     return columns
 
 
@@ -77,7 +79,7 @@ def test_an_emu_result_through_a_pep_has_the_cores_rows() -> None:
         bytes_written=5000,
         completed=True,
         emu={"cpu_percent_sender": 50.0, "cpu_percent_receiver": 25.0},
-        retransmits=1,
+        counts=Counts(retransmits=1),
     )
     client = emu.sender_state(info, retransmits=1, timeouts=0, persist_probes=0)
     emulator = {
@@ -124,7 +126,7 @@ def test_an_emu_result_through_a_pep_has_the_cores_rows() -> None:
 def test_parallel_emu_connections_give_the_simulators_fairness() -> None:
     # Jain's index (Σx)² / (n Σx²) of the flows' goodputs: 4000 and 2000 bytes in 1 s, 0.9.
     plan = {"hosts": [{"name": "client"}, {"name": "server"}]}
-    measurement = emu.Measurement(elapsed_s=1.0, bytes_written=6000, completed=True, emu={})
+    measurement = emu.Measurement(1.0, 6000, completed=True, emu={}, counts=Counts())
     flows = [measurement.flow(plan, k, SenderState(), size) for k, size in enumerate((4000, 2000))]
     emulator = {"directions": [], "links": []}
     result = measurement.result(

@@ -34,6 +34,7 @@ from tcplab.backends.capabilities import LINUX_CC
 from tcplab.backends.rows import (
     SSTHRESH_INFINITE_BYTES,
     UNKNOWN_LIMITS,
+    Counts,
     FlowRow,
     HostRow,
     LinkRow,
@@ -392,11 +393,13 @@ def to_result(
         limited_by={
             cause: _mean_known(e["limited_by"][cause] for e in ends) for cause in end["limited_by"]
         },
-        segments_sent=_sum_known(e["sum_sent"].get("segments") for e in ends),
-        retransmits=_sum_known(e["sum_sent"].get("retransmits") for e in ends),
-        fast_retransmits=netstat.get("TCPFastRetrans"),
-        timeouts=netstat.get("TCPTimeouts"),
-        persist_probes=netstat.get("TCPWinProbe"),
+        counts=Counts(
+            segments_sent=_sum_known(e["sum_sent"].get("segments") for e in ends),
+            retransmits=_sum_known(e["sum_sent"].get("retransmits") for e in ends),
+            fast_retransmits=netstat.get("TCPFastRetrans"),
+            timeouts=netstat.get("TCPTimeouts"),
+            persist_probes=netstat.get("TCPWinProbe"),
+        ),
         rr=_transactions(end.get("transactions")),
     )
     if len(connections) == 1:
@@ -465,12 +468,8 @@ class Measurement:
     bytes_written: int
     completed: bool
     emu: Mapping[str, Any]
+    counts: Counts
     limited_by: Mapping[str, float | None] = field(default_factory=lambda: UNKNOWN_LIMITS)
-    segments_sent: int | None = None
-    retransmits: int | None = None
-    fast_retransmits: int | None = None
-    timeouts: int | None = None
-    persist_probes: int | None = None
     rr: Mapping[str, float] | None = None
 
     def flow(
@@ -515,11 +514,7 @@ class Measurement:
             cpu_utilisation=None if busiest is None else busiest / 100,
             fairness=sum(goodputs) ** 2 / (len(goodputs) * squares) if squares > 0 else 1.0,
             goodput_per_cpu_bps=_per_cpu(sum(goodputs), busiest),
-            segments_sent=self.segments_sent,
-            retransmits=self.retransmits,
-            fast_retransmits=self.fast_retransmits,
-            timeouts=self.timeouts,
-            persist_probes=self.persist_probes,
+            counts=self.counts,
             rr=self.rr,
             backend=("emu", self.emu),
         )
@@ -636,7 +631,7 @@ def iperf3_result(
         elapsed_s=elapsed,
         bytes_written=int(sent["bytes"]),
         completed=completed,
-        retransmits=sent.get("retransmits"),
+        counts=Counts(retransmits=sent.get("retransmits")),
         emu={
             "tool": "iperf3",
             "iperf3_version": measured["start"].get("version"),

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tcplab.backends import emu as base
-from tcplab.backends.rows import empty_trace, interval_ends, series
+from tcplab.backends.rows import Counts, empty_trace, interval_ends, series
 from tcplab.emu import RECEIVER_ADDRESS, EmuError, EmuNetwork
 
 NS_PER_S = 1_000_000_000
@@ -85,7 +85,7 @@ def to_result(
         elapsed_s=elapsed,
         bytes_written=sum(sum(r["bytes"]) for r in measured["streams"]),
         completed=True,
-        retransmits=sum(flow.sender.retransmits or 0 for flow in flows),
+        counts=Counts(retransmits=sum(flow.sender.retransmits or 0 for flow in flows)),
         emu={
             "clock": measured["clock"],
             "timing_error_us": emulator["timing_error"],

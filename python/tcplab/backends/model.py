@@ -295,7 +295,7 @@ def run(plan: Plan) -> dict[str, Any]:
         limited_by=limited_by,
         # Hosts whose work costs nothing (the only kind accepted): no CPU time, no ring drops.
         cpu_utilisation=0.0,
-        ring_drops=0,
+        counts=rows.Counts(ring_drops=0),
         backend=("model", model),
     )
     flow = rows.FlowRow(

@@ -120,10 +120,23 @@ class LinkRow(_Row):
 
 
 @dataclass(frozen=True)
+class Counts:
+    """The summary's counters, each None where the backend cannot count it."""
+
+    segments_sent: int | None = None
+    retransmits: int | None = None
+    fast_retransmits: int | None = None
+    timeouts: int | None = None
+    persist_probes: int | None = None
+    window_updates: int | None = None
+    ring_drops: int | None = None
+
+
+@dataclass(frozen=True)
 class Summary:
-    """The run's scalars. `rr` (request/response transactions) is left out when None, as
-    the simulator leaves it out; `backend` holds what only this backend can tell, under
-    its name (`summary["model"]`, `summary["emu"]`)."""
+    """The run's scalars, its counters in `counts`. `rr` (request/response transactions)
+    is left out when None, as the simulator leaves it out; `backend` holds what only this
+    backend can tell, under its name (`summary["model"]`, `summary["emu"]`)."""
 
     goodput_bps: float
     elapsed_s: float
@@ -135,18 +148,13 @@ class Summary:
     cpu_utilisation: float | None
     fairness: float | None = 1.0
     goodput_per_cpu_bps: float | None = None
-    segments_sent: int | None = None
-    retransmits: int | None = None
-    fast_retransmits: int | None = None
-    timeouts: int | None = None
-    persist_probes: int | None = None
-    window_updates: int | None = None
-    ring_drops: int | None = None
+    counts: Counts = Counts()
     rr: Mapping[str, float] | None = None
     backend: tuple[str, Mapping[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "counts"}
+        values.update(asdict(self.counts))
         values["limited_by"] = dict(self.limited_by)
         own = values.pop("backend")
         if values["rr"] is None:
