@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from tcplab.errors import BackendError, SpecError, TcplabError
+from tcplab.errors import BackendError, SpecError, TcplabError, Unsupported
 from tcplab.version import __version__
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ __all__ = [
     "SpecError",
     "Store",
     "TcplabError",
+    "Unsupported",
     "__version__",
     "load_spec",
     "open_results",
