@@ -23,7 +23,7 @@ import pandas as pd
 from tcplab import api
 from tcplab.analytic import ber_curves
 from tcplab.analytic.framing import FRAMING
-from tcplab.papers import seed000_atm, seed000_video
+from tcplab.papers import seed000_atm, seed000_ftp, seed000_video
 from tcplab.papers.pack import (
     Check,
     Exhibit,
@@ -312,6 +312,7 @@ PACK = Pack(
         ),
         *seed000_video.EXPERIMENTS,
         *seed000_atm.EXPERIMENTS,
+        *seed000_ftp.EXPERIMENTS,
     ),
     published=(
         Published(
@@ -337,6 +338,7 @@ PACK = Pack(
         ),
         *seed000_video.published(),
         *seed000_atm.published(),
+        *seed000_ftp.published(),
     ),
     checks=(
         Check(
@@ -361,6 +363,7 @@ PACK = Pack(
             _errors_cost_goodput,
         ),
         *seed000_video.CHECKS,
+        *seed000_ftp.CHECKS,
     ),
     differences=(
         "The paper's 710 kb/s at 8 dB with 32 KB socket buffers is more than a 32 KB window "
@@ -391,7 +394,10 @@ PACK = Pack(
         *seed000_atm.DIFFERENCES,
     ),
     exhibits=lambda results: (
-        exhibits(results) + seed000_video.exhibits(results) + seed000_atm.exhibits(results)
+        exhibits(results)
+        + seed000_video.exhibits(results)
+        + seed000_atm.exhibits(results)
+        + seed000_ftp.exhibits(results)
     ),
     investigations=(
         "The audio's inter-arrival does not rise at 6.5 dB (not held; the video's does): "
@@ -410,5 +416,6 @@ PACK = Pack(
         "8.0 dB), while the paper measured 2.7e-4 and 2.7e-6, 20-100 times its own BER. That "
         "is what errors in bursts give (Viterbi decoding's output, one burst taking a whole "
         "header); no burst lengths for the link are given to fit a burst model.",
+        *seed000_ftp.INVESTIGATIONS,
     ),
 )
