@@ -25,7 +25,8 @@ import copy
 import itertools
 import struct
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -297,32 +298,81 @@ def _downstream_throughput(results: Results) -> pd.DataFrame:
     return down.assign(goodput_bps=8 * down[BYTES] / down["elapsed_s"])
 
 
-def _tcp_payloads(pcap: bytes) -> list[tuple[float, int]]:
-    """(time in s, TCP payload bytes) of each record of a tcplab capture: little-endian,
-    nanosecond timestamps, raw IPv4 records (docs/pcap.md)."""
+class Packet(NamedTuple):
+    """One TCP packet of a capture: time (s), sender's IPv4 address, payload bytes, the
+    acknowledgment number and the advertised window (unscaled: no profile here scales)."""
+
+    t: float
+    source: bytes
+    payload: int
+    ack: int
+    window: int
+
+
+def _tcp_packets(pcap: bytes) -> list[Packet]:
+    """Each record of a tcplab capture: little-endian, nanosecond timestamps, raw IPv4
+    records (docs/pcap.md)."""
     packets, offset = [], 24
     while offset < len(pcap):
         seconds, nanos, kept, _ = struct.unpack_from("<IIII", pcap, offset)
         ip = pcap[offset + 16 : offset + 16 + kept]
         total = struct.unpack_from(">H", ip, 2)[0]
-        headers = 4 * (ip[0] & 0x0F) + 4 * (ip[4 * (ip[0] & 0x0F) + 12] >> 4)
-        packets.append((seconds + nanos / 1e9, total - headers))
+        tcp = ip[4 * (ip[0] & 0x0F) :]
+        headers = 4 * (ip[0] & 0x0F) + 4 * (tcp[12] >> 4)
+        ack, window = struct.unpack_from(">I", tcp, 8)[0], struct.unpack_from(">H", tcp, 14)[0]
+        packets.append(Packet(seconds + nanos / 1e9, ip[12:16], total - headers, ack, window))
         offset += 16 + kept
     return packets
 
 
-def first_packets(direction: str, spec: dict[str, Any] | None = None) -> tuple[int, float]:
+def timeline(direction: str, spec: dict[str, Any] | None = None) -> list[Packet]:
     """Figs. 7 and 8: from the first data segment on, the first 11 packets either way on
-    the PC's Ethernet (the paper's Analyzer ran on the PC): how many carry data, and the
-    time from the first to the last of them. One run of `spec` (default: the pack's
-    scenario) with a capture, outside the sweeps (which refuse captures)."""
-    spec = copy.deepcopy(spec or scenario(quick=True))
+    the PC's Ethernet (the paper's Analyzer ran on the PC). One run of `spec` (default: the
+    pack's scenario) with a capture, outside the sweeps (which refuse captures)."""
+    if spec is None:
+        return list(_default_timeline(direction))
+    spec = copy.deepcopy(spec)
     spec.update(repetitions=1, trace={"pcap": ["links.1"]})
     spec["app"]["direction"] = direction
-    packets = _tcp_payloads(api.run(spec).captures["links.1"])
-    start = next(i for i, (_, payload) in enumerate(packets) if payload > 0)
-    shown = packets[start : start + FIRST_PACKETS]
-    return sum(payload > 0 for _, payload in shown), shown[-1][0] - shown[0][0]
+    packets = _tcp_packets(api.run(spec).captures["links.1"])
+    start = next(i for i, packet in enumerate(packets) if packet.payload > 0)
+    return packets[start : start + FIRST_PACKETS]
+
+
+@cache
+def _default_timeline(direction: str) -> tuple[Packet, ...]:
+    return tuple(timeline(direction, scenario(quick=True)))
+
+
+def first_packets(direction: str, spec: dict[str, Any] | None = None) -> tuple[int, float]:
+    """Figs. 7 and 8: of `timeline`'s packets, how many carry data, and the time from the
+    first to the last of them."""
+    shown = timeline(direction, spec)
+    return sum(packet.payload > 0 for packet in shown), shown[-1].t - shown[0].t
+
+
+def timeline_table(direction: str) -> pd.DataFrame:
+    """Figs. 7 and 8 as a table: each of the first 11 packets, who sent it, its payload,
+    acknowledgment and window; a pure ACK whose window grew is a window update."""
+    shown = timeline(direction)
+    sender = shown[0].source
+    rows, last_window = [], {}
+    for index, packet in enumerate(shown, start=1):
+        side = "sender" if packet.source == sender else "receiver"
+        grown = packet.window > last_window.get(packet.source, packet.window)
+        kind = "data" if packet.payload else "window update" if grown else "ACK"
+        last_window[packet.source] = packet.window
+        rows.append(
+            {
+                "packet": index,
+                "time (ms)": f"{1000 * (packet.t - shown[0].t):.1f}",
+                "from": side,
+                "kind": kind,
+                "payload (B)": packet.payload,
+                "window (B)": packet.window,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _percent(share: float) -> str:
@@ -591,6 +641,17 @@ def exhibits(results: Results) -> list[Exhibit]:
             plots.metric_vs_param(
                 results.means(INTER_PACKET), PAUSE, "elapsed_s", series=DIRECTION
             ),
+        ),
+        *(
+            Exhibit(
+                f"Fig. {number}: the first {FIRST_PACKETS} packets {direction}",
+                f"From the first data segment on, as the PC's Ethernet sees them (one run); the "
+                f"paper: {PAPER_FIRST[direction][0]} data packets in "
+                f"{PAPER_FIRST[direction][1]} s. A pure ACK whose window grew counts as a "
+                "window update.",
+                timeline_table(direction),
+            )
+            for number, direction in ((7, "upstream"), (8, "downstream"))
         ),
         Exhibit(
             "Figs. 7, 8 and 12: control and lost packets against the pause",
