@@ -142,3 +142,19 @@ def test_a_missing_column_is_named() -> None:
         plots.metric_vs_param(points(), "links.0.ebno_db", "goodput_bps", ci="goodput_bps_ci99")
     with pytest.raises(ValueError, match="'nope'"):
         plots.bar_chart(points(), "nope", "goodput_bps")
+
+
+def test_a_papers_values_are_markers_without_a_line_in_the_same_units() -> None:
+    frame = points()[points()["links.0.ebno_db"] == 8.0]
+    published = plots.PaperPoints("paper, Fig. 11", [(32 * 1024, 710e3)])
+    figure = plots.metric_vs_param(
+        frame, "hosts.client.tcp.sndbuf", "goodput_bps", paper=[published]
+    )
+    axes = figure.axes[0]
+    marker = next(line for line in axes.get_lines() if line.get_label() == "paper, Fig. 11")
+    assert marker.get_linestyle() == "None" and marker.get_marker() == "x"
+    # Drawn in the axes' units (kbit/s and KiB here), like tcplab's own line.
+    assert "kbit/s" in axes.get_ylabel()
+    assert list(marker.get_ydata()) == [710.0] and list(marker.get_xdata()) == [32.0]
+    # The y axis reaches the paper's value even where tcplab's stays below it.
+    assert axes.get_ylim()[1] >= 710.0
