@@ -209,7 +209,8 @@ impl Simulation {
                 let ch = ix(ch);
                 let departure = self.channels[ch].finish(self.now);
                 match departure.arrival {
-                    Ok((packet, at)) => self.events.schedule(at, Event::Arrive(packet)),
+                    // A channel's packets arrive in the order they left: its delay line.
+                    Ok((packet, at)) => self.events.schedule_on_line(ch, at, Event::Arrive(packet)),
                     Err(lost) => self.lose(lost),
                 }
                 if let Some(at) = departure.next_done {
@@ -338,6 +339,9 @@ impl Simulation {
 
     /// A frame has just started onto the wire of channel `ch`: show it to the captures.
     fn tap(&mut self, ch: usize) {
+        if !self.taps.any() {
+            return;
+        }
         if let Some(packet) = self.channels[ch].in_service() {
             let packet = self.packets.get(packet.id);
             show_on_wire(&mut self.taps, self.now, ch, packet);

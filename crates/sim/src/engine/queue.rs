@@ -4,20 +4,39 @@
 //! internals. An event scheduled "behind" ranks after every ordinary event of its
 //! nanosecond, whenever either was scheduled: ATM cells yield to packet events at the same
 //! instant, the order they had when cells kept a schedule of their own.
+//!
+//! Events scheduled on a delay line (a channel's packets in propagation, which reach its
+//! far end in the order they left) wait in that line's FIFO, and only the line's earliest
+//! is in the heap: with a window of thousands of packets in flight the heap stays as small
+//! as the number of lines, not of packets. The order is the same as if every event were in
+//! the heap, because a line's events are scheduled in time order and each keeps its
+//! insertion number.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::Nanos;
 
 /// The top bit of an entry's `seq`: the event was scheduled behind.
 const BEHIND: u64 = 1 << 63;
 
+/// `Entry::line` of an event not on a delay line.
+const NO_LINE: u32 = u32::MAX;
+
 struct Entry<E> {
     at: Nanos,
     /// The insertion number, with [`BEHIND`] set for an event scheduled behind.
     seq: u64,
     event: E,
+    /// The delay line the event came from, or [`NO_LINE`].
+    line: u32,
+}
+
+/// A delay line's events after its earliest (which is in the heap), in time order.
+struct Line<E> {
+    waiting: VecDeque<(Nanos, u64, E)>,
+    head_in_heap: bool,
+    last_at: Nanos,
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -40,6 +59,7 @@ impl<E> Ord for Entry<E> {
 
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    lines: Vec<Line<E>>,
     next_seq: u64,
     popped: u64,
 }
@@ -48,6 +68,7 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
             heap: BinaryHeap::new(),
+            lines: Vec::new(),
             next_seq: 0,
             popped: 0,
         }
@@ -65,14 +86,70 @@ impl<E> EventQueue<E> {
         self.push(at, self.next_seq | BEHIND, event);
     }
 
+    /// Schedules `event` on delay line `line` (any number; lines are made as used). It
+    /// runs exactly when and in the order [`EventQueue::schedule`] would run it; an event
+    /// earlier than the line's last one goes to the heap directly, so the line stays in
+    /// time order.
+    pub fn schedule_on_line(&mut self, line: usize, at: Nanos, event: E) {
+        if line >= self.lines.len() {
+            self.lines.resize_with(line + 1, || Line {
+                waiting: VecDeque::new(),
+                head_in_heap: false,
+                last_at: 0,
+            });
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let l = &mut self.lines[line];
+        if at < l.last_at {
+            self.heap.push(Entry {
+                at,
+                seq,
+                event,
+                line: NO_LINE,
+            });
+            return;
+        }
+        l.last_at = at;
+        if l.head_in_heap {
+            l.waiting.push_back((at, seq, event));
+        } else {
+            l.head_in_heap = true;
+            let line = line as u32;
+            self.heap.push(Entry {
+                at,
+                seq,
+                event,
+                line,
+            });
+        }
+    }
+
     fn push(&mut self, at: Nanos, seq: u64, event: E) {
-        self.heap.push(Entry { at, seq, event });
+        self.heap.push(Entry {
+            at,
+            seq,
+            event,
+            line: NO_LINE,
+        });
         self.next_seq += 1;
     }
 
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let entry = self.heap.pop()?;
         self.popped += 1;
+        if entry.line != NO_LINE {
+            let line = &mut self.lines[entry.line as usize];
+            match line.waiting.pop_front() {
+                Some((at, seq, event)) => self.heap.push(Entry {
+                    at,
+                    seq,
+                    event,
+                    line: entry.line,
+                }),
+                None => line.head_in_heap = false,
+            }
+        }
         Some((entry.at, entry.event))
     }
 
@@ -114,6 +191,47 @@ mod tests {
             assert_eq!(q.pop(), Some((5, i)));
         }
         assert_eq!(q.popped(), 100);
+    }
+
+    /// Events on delay lines come out exactly as the same events scheduled plainly: random
+    /// times, lines that are and are not in time order, plain events among them.
+    #[test]
+    fn delay_lines_keep_the_order_of_plain_scheduling() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
+        for _ in 0..50 {
+            let (mut lined, mut plain) = (EventQueue::default(), EventQueue::default());
+            let mut now = 0;
+            let mut id = 0;
+            for _ in 0..2000 {
+                if rng.gen_bool(0.4) {
+                    if let (Some(a), Some(b)) = (lined.pop(), plain.pop()) {
+                        assert_eq!(a, b);
+                        now = a.0;
+                    }
+                    continue;
+                }
+                let at = now + rng.gen_range(0..50);
+                id += 1;
+                match rng.gen_range(0..4) {
+                    0 => {
+                        lined.schedule(at, id);
+                        plain.schedule(at, id);
+                    }
+                    1 => {
+                        lined.schedule_behind(at, id);
+                        plain.schedule_behind(at, id);
+                    }
+                    line => {
+                        lined.schedule_on_line(line, at, id);
+                        plain.schedule(at, id);
+                    }
+                }
+            }
+            let rest = |q: &mut EventQueue<u32>| std::iter::from_fn(|| q.pop()).collect::<Vec<_>>();
+            assert_eq!(rest(&mut lined), rest(&mut plain));
+            assert_eq!(lined.popped(), plain.popped());
+        }
     }
 
     #[test]

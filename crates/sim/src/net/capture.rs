@@ -81,6 +81,11 @@ impl Taps {
         Self { taps, flows, nodes }
     }
 
+    /// Whether any capture is on: without one a frame need not be shown at all.
+    pub fn any(&self) -> bool {
+        !self.taps.is_empty()
+    }
+
     /// A frame started onto the wire of `link` in one direction at `now`: link captures
     /// of that direction record it, and on the first link of its route, its sending host's.
     pub fn on_wire(&mut self, now: Nanos, link: usize, forward: bool, packet: &Packet) {
