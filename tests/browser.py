@@ -23,17 +23,24 @@ _FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no
           "--disable-background-networking", "--disable-component-update", "--disable-sync",
           "--hide-scrollbars")  # fmt: skip
 # Appended to a copy of the report: after the load event (which waits for every image),
-# write each image's state where --dump-dom can read it.
+# write what the expression finds where --dump-dom can read it.
 _PROBE = """<script>
 window.addEventListener("load", () => {
   const out = document.createElement("pre");
-  out.id = "tcplab-image-check";
-  out.textContent = JSON.stringify([...document.images].map(
-    (image) => ({alt: image.alt, complete: image.complete, width: image.naturalWidth,
-                 height: image.naturalHeight})));
+  out.id = "tcplab-probe";
+  out.textContent = JSON.stringify(%s);
   document.body.appendChild(out);
 });
 </script>"""
+_IMAGES = """[...document.images].map(
+    (image) => ({alt: image.alt, complete: image.complete, width: image.naturalWidth,
+                 height: image.naturalHeight}))"""
+# Tables whose box scrolls: wider than the page leaves them.
+_WIDE_TABLES = """[...document.querySelectorAll("div.table")].map(
+    (box, index) => ({index: index, width: box.scrollWidth, room: box.clientWidth}))
+    .filter((box) => box.width > box.room)"""
+# The width the report is read at (as the screenshots).
+_WINDOW = "--window-size=1200,4000"
 _TIMEOUT_S = 120
 
 
@@ -55,15 +62,25 @@ def _run(tmp_path: Path, *arguments: str) -> str:
     return done.stdout
 
 
-def loaded_images(report: Path, tmp_path: Path) -> list[dict[str, object]]:
-    """The state of every <img> of `report` once Chromium has loaded it."""
+def _probe(report: Path, tmp_path: Path, expression: str) -> list[dict[str, object]]:
+    """What the JavaScript `expression` finds in `report` once Chromium has loaded it."""
     html = report.read_text(encoding="utf-8")
     probe = tmp_path / f"probe-{report.name}"
-    probe.write_text(html.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
-    dom = _run(tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
-    found = re.search(r'<pre id="tcplab-image-check">(.*?)</pre>', dom, re.DOTALL)
+    probe.write_text(html.replace("</body>", _PROBE % expression + "</body>"), encoding="utf-8")
+    dom = _run(tmp_path, _WINDOW, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
+    found = re.search(r'<pre id="tcplab-probe">(.*?)</pre>', dom, re.DOTALL)
     assert found, "the page's load event never ran"
-    return json.loads(html_text.unescape(found.group(1)))
+    return json.loads(html_text.unescape(found.group(1)))  # type: ignore[no-any-return]
+
+
+def loaded_images(report: Path, tmp_path: Path) -> list[dict[str, object]]:
+    """The state of every <img> of `report` once Chromium has loaded it."""
+    return _probe(report, tmp_path, _IMAGES)
+
+
+def wide_tables(report: Path, tmp_path: Path) -> list[dict[str, object]]:
+    """The tables of `report` wider than the page leaves them (their box scrolls)."""
+    return _probe(report, tmp_path, _WIDE_TABLES)
 
 
 def screenshot(report: Path, name: str, tmp_path: Path, height: int = 4000) -> Path:

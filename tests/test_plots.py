@@ -158,3 +158,55 @@ def test_a_papers_values_are_markers_without_a_line_in_the_same_units() -> None:
     assert list(marker.get_ydata()) == [710.0] and list(marker.get_xdata()) == [32.0]
     # The y axis reaches the paper's value even where tcplab's stays below it.
     assert axes.get_ylim()[1] >= 710.0
+
+
+def sender_samples() -> pd.DataFrame:
+    """A flow's trace: slow start to a loss at 0.3 s (ssthresh set), a retransmission."""
+    return pd.DataFrame(
+        {
+            "flow": [0, 0, 0, 0],
+            "t_s": [0.1, 0.2, 0.3, 0.4],
+            "cwnd_bytes": [14600, 29200, 14600, 16060],
+            "ssthresh_bytes": [2**32 - 1, 2**32 - 1, 14600, 14600],
+            "rwnd_bytes": [65535] * 4,
+            "flight_bytes": [14600, 29200, 13140, 16060],
+            "srtt_s": [0.0, 0.05, 0.05, 0.06],
+            "acked_bytes": [0, 14600, 43800, 58400],
+            "retransmits": [0, 0, 1, 1],
+        }
+    )
+
+
+def test_srtt_is_not_drawn_before_the_first_sample() -> None:
+    srtt_line = plots.sender_trace(sender_samples()).axes[1].get_lines()[0]
+    assert pd.isna(srtt_line.get_ydata()[0]) and srtt_line.get_ydata()[1] == pytest.approx(50)
+
+
+def test_windows_draw_cwnd_with_a_finite_ssthresh_and_the_peers_window() -> None:
+    figure = plots.window_trace(sender_samples())
+    (axes,) = figure.axes
+    lines = {line.get_label(): line.get_ydata() for line in axes.get_lines()}
+    assert list(lines) == ["cwnd", "ssthresh", "peer's receive window", "in flight"]
+    # "Infinite" ssthresh before the loss is no point on the axis.
+    assert pd.isna(lines["ssthresh"][:2]).all() and lines["ssthresh"][2] == pytest.approx(14.2578)
+    assert axes.get_ylabel() == "flow 0 (KiB)"
+
+
+def test_time_sequence_marks_retransmissions_on_the_ack_line() -> None:
+    (axes,) = plots.time_sequence(sender_samples()).axes
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    marks = lines["retransmission(s) in the trace interval"]
+    assert list(marks.get_xdata()) == [0.3]
+    edge = lines["window edge (ACK + peer's window)"].get_ydata()
+    assert edge[0] == pytest.approx(65535 / 1024)
+    assert axes.get_ylabel() == "sequence offset, flow 0 (KiB)"
+
+
+def test_delay_cdf_keeps_lost_messages_below_one_and_throughput_delay_per_flow() -> None:
+    messages = pd.DataFrame({"stream": ["a"] * 4, "delay_s": [0.1, 0.2, 0.3, float("nan")]})
+    (axes,) = plots.delay_cdf(messages).axes
+    assert max(axes.get_lines()[0].get_ydata()) == pytest.approx(0.75)
+    assert axes_texts(plots.delay_cdf(messages)) == [("one-way delay (ms)", "share of messages")]
+    flows = pd.DataFrame({"flow": [0, 1], "goodput_bps": [4e6, 1e6], "srtt_s": [0.02, 0.08]})
+    (axes,) = plots.throughput_delay(flows).axes
+    assert axes.xaxis_inverted() and axes.get_ylabel() == "goodput (Mbit/s)"

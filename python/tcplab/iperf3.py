@@ -74,6 +74,27 @@ def to_iperf3(result: RunResult) -> dict[str, Any]:
     }
 
 
+def flow_intervals(result: RunResult) -> list[dict[str, Any]]:
+    """Each flow's row of each interval (`flow`, `t_s` at the interval's end, `bytes`
+    acknowledged in it, `retransmits`), cut as the iperf3 intervals are: one run only."""
+    if result.runs:
+        raise TcplabError("per-flow intervals are cut from one run; this result has several")
+    from tcplab.spec import validate_spec
+
+    spec = validate_spec(result.meta["spec"])
+    ends = [float(t) for t in result.series["t_s"]]
+    rows = []
+    for index, flow in enumerate(result.flows):
+        stream = _Stream(result, spec, index)
+        for k, end in enumerate(ends):
+            row = stream.interval(k, ends[k - 1] if k else 0.0, end)
+            rows.append(
+                {"flow": flow["flow"], "t_s": end, "bytes": row["bytes"],
+                 "retransmits": row["retransmits"]}
+            )  # fmt: skip
+    return rows
+
+
 class _Stream:
     """One flow: its row of the result, its hosts' TCP settings and its trace samples."""
 

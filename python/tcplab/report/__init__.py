@@ -55,7 +55,7 @@ def write_directory_report(
     from tcplab.report import html
     from tcplab.report.reproduction import render_reproduction_report
     from tcplab.report.results import render_results_report
-    from tcplab.report.run import render_report
+    from tcplab.report.run import write_report
     from tcplab.result import RESULT_FILE, RunResult
 
     directory = Path(directory)
@@ -67,7 +67,10 @@ def write_directory_report(
 
         document = render_reproduction_report(load_reproduction(directory, PACKS))
     elif (directory / RESULT_FILE).is_file():
-        document = render_report(RunResult.load(directory))
+        try:
+            return write_report(RunResult.load(directory), target)
+        except OSError as error:
+            raise TcplabError(f"cannot write {target}: {error.strerror or error}") from None
     elif directory.is_dir():
         raise TcplabError(
             f"{directory} is not a results directory: it has neither {MANIFEST_FILE} (written "

@@ -21,9 +21,14 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() or abs(value) >= 100 else f"{value:,.1f}"
 
 
+# A half-width this small against its mean is rounding in the mean and deviation of
+# repetitions that agree, not spread ("56.83 ± 2.214e-14 kbit/s").
+_NOISE = 1e-9
+
+
 def _quantity(number: Callable[[float], str], unit: str, value: float, ci95: float | None) -> str:
     # A zero half-width (every repetition agreed) is left out rather than shown as "± 0".
-    spread = f" ± {number(ci95)}" if ci95 else ""
+    spread = f" ± {number(ci95)}" if ci95 and abs(ci95) > _NOISE * abs(value) else ""
     return f"{number(value)}{spread}{unit}"
 
 

@@ -22,12 +22,11 @@ from tcplab.result import write_atomically
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
-td { white-space: nowrap; }
+th { overflow-wrap: anywhere; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 div.table { overflow-x: auto; }
-table.prose td { white-space: normal; }
 img { max-width: 100%; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 .meta { color: #666; font-size: 0.9em; }
@@ -84,8 +83,9 @@ def _td(value: object) -> str:
 def table(header: Sequence[str], rows: Iterable[Sequence[object]], prose: bool = False) -> str:
     """A table of values: numbers right-aligned, None as a dash, text escaped.
 
-    Cells do not wrap, so a value and its unit stay on one line; `prose` lets text wrap,
-    for tables of sentences.
+    A table wider than the page wraps its cells between words (a number and its unit are
+    joined by a no-break space, so they stay together) rather than scroll; `prose` marks a
+    table of sentences.
     """
     return raw_table(
         header,
@@ -104,12 +104,29 @@ def raw_table(header: Sequence[str], rows: Iterable[str], prose: bool = False) -
 
 
 def frame_table(frame: pd.DataFrame) -> str:
-    # .item() turns numpy scalars into Python ones, which _td knows how to show.
+    """A table of result rows, each number shown in its column's unit ("2.01 Mbit/s",
+    "32 KiB", "550.4 ms", "22.5 %"), as tcplab.report.plots names the column's quantity."""
+    columns = list(frame.columns)
     rows = (
-        [value.item() if hasattr(value, "item") else value for value in row]
+        "".join(
+            _quantity_td(column, value.item() if hasattr(value, "item") else value)
+            for column, value in zip(columns, row, strict=True)
+        )
         for row in frame.itertuples(index=False, name=None)
     )
-    return table(list(frame.columns), rows)
+    return raw_table(columns, rows)
+
+
+def _quantity_td(column: str, value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or pd.isna(value):
+        return _td(value)
+    if plots.quantity(column).kind in ("rate", "size", "time", "share"):
+        text = plots.format_value(column, value)
+    elif isinstance(value, int):
+        text = f"{value:,}" if abs(value) >= 10_000 else str(value)
+    else:
+        text = f"{value:.4g}"
+    return f'<td class="num">{esc(text).replace(" ", "&nbsp;")}</td>'
 
 
 def figure(plot: Figure | None, alt: str) -> str:

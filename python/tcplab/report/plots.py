@@ -429,7 +429,9 @@ def sender_trace(
     cwnd_axes, srtt_axes = figure.subplots(1, 2)
     for label, group in _groups(frame, series):
         cwnd_axes.plot(group["t_s"], group["cwnd_bytes"] / cwnd_scale.factor, label=label)
-        srtt_axes.plot(group["t_s"], group["srtt_s"] / srtt_scale.factor, label=label)
+        # srtt is 0 until the first RTT sample: no line there rather than one from 0.
+        srtt = group["srtt_s"].where(group["srtt_s"] > 0)
+        srtt_axes.plot(group["t_s"], srtt / srtt_scale.factor, label=label)
     cwnd_axes.set_ylabel(cwnd_scale.label("cwnd"))
     srtt_axes.set_ylabel(srtt_scale.label("srtt"))
     for axes in (cwnd_axes, srtt_axes):
@@ -441,6 +443,126 @@ def sender_trace(
         figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small")
     if title:
         figure.suptitle(title)
+    return figure
+
+
+# ssthresh before the first loss: "infinite", traced as 2^32 - 1 (not drawn).
+_INFINITE_BYTES = 2**32 - 1
+
+
+def window_trace(frame: pd.DataFrame, *, flows: int = 4, title: str | None = None) -> Figure:
+    """Per flow (the first `flows`), its sender's windows over time: cwnd, ssthresh (once
+    it is finite), the receive window the peer offers and the bytes in flight."""
+    _require(frame, "t_s", "flow", "cwnd_bytes", "ssthresh_bytes", "rwnd_bytes", "flight_bytes")
+    shown = sorted(frame["flow"].unique())[:flows]
+    finite = frame["ssthresh_bytes"].where(frame["ssthresh_bytes"] < _INFINITE_BYTES)
+    values = [*frame["cwnd_bytes"], *frame["rwnd_bytes"], *finite.dropna()]
+    size = scale("size", values)
+    figure = Figure(figsize=(9.0, 2.6 * len(shown) + 0.6), layout="constrained")
+    panels = np.atleast_1d(figure.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0])
+    lines = (
+        ("cwnd_bytes", "cwnd", "-"),
+        ("ssthresh_bytes", "ssthresh", "--"),
+        ("rwnd_bytes", "peer's receive window", ":"),
+        ("flight_bytes", "in flight", "-"),
+    )
+    for axes, flow in zip(panels, shown, strict=True):
+        group = frame[frame["flow"] == flow].sort_values("t_s")
+        for column, label, style in lines:
+            values = group[column].where(group[column] < _INFINITE_BYTES)
+            width = 0.8 if column == "flight_bytes" else 1.5
+            axes.plot(group["t_s"], values / size.factor, style, lw=width, label=label)
+        axes.set_ylabel(size.label(f"flow {flow}"))
+        # A receive window far above cwnd (a large buffer) would flatten the rest: it is
+        # cut at the top then, and the axis fits cwnd, ssthresh and the flight.
+        own = [group[c].where(group[c] < _INFINITE_BYTES).max() for c, _, _ in lines]
+        top = max((v for v in own[:2] + own[3:] if pd.notna(v)), default=0.0)
+        top = max(top, own[2]) if pd.notna(own[2]) and own[2] <= 2 * top else top
+        axes.set_ylim(0, 1.1 * top / size.factor if top > 0 else None)
+    panels[-1].set_xlabel("time (s)")
+    handles, labels = panels[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize="small")
+    if title:
+        figure.suptitle(title)
+    return figure
+
+
+def time_sequence(frame: pd.DataFrame, *, flow: int = 0, title: str | None = None) -> Figure:
+    """A time-sequence diagram in the manner of tcptrace, from the sender's trace: bytes
+    acknowledged (the ACK line), the highest byte sent (acknowledged + in flight), the
+    window's right edge (acknowledged + the peer's window), and a mark where segments were
+    retransmitted. Sampled every trace interval, not per segment (a host capture,
+    docs/pcap.md, has every segment)."""
+    _require(frame, "t_s", "flow", "acked_bytes", "flight_bytes", "rwnd_bytes", "retransmits")
+    group = frame[frame["flow"] == flow].sort_values("t_s")
+    acked = group["acked_bytes"].astype(float)
+    size = scale("size", [*(acked + group["rwnd_bytes"])])
+    figure = Figure(figsize=FIGSIZE, layout="constrained")
+    axes = figure.subplots()
+    t = group["t_s"]
+    axes.plot(t, (acked + group["rwnd_bytes"]) / size.factor, color="tab:orange", lw=1,
+              label="window edge (ACK + peer's window)")  # fmt: skip
+    axes.plot(t, (acked + group["flight_bytes"]) / size.factor, color="tab:blue", lw=1,
+              label="highest sent (ACK + in flight)")  # fmt: skip
+    axes.plot(t, acked / size.factor, color="tab:green", lw=1.5, label="acknowledged")
+    retransmitted = group["retransmits"].astype(float).diff().fillna(0) > 0
+    axes.plot(t[retransmitted], acked[retransmitted] / size.factor, "x", color="tab:red",
+              label="retransmission(s) in the trace interval")  # fmt: skip
+    axes.set_xlabel("time (s)")
+    axes.set_ylabel(size.label(f"sequence offset, flow {flow}"))
+    axes.set_ylim(bottom=0)
+    axes.legend(fontsize="small", loc="upper left")
+    if title:
+        axes.set_title(title)
+    return figure
+
+
+def flow_goodput(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Each flow's goodput over time, as steps: `frame` has `flow`, `t_s` (each interval's
+    end) and `goodput_bps`."""
+    return per_interval(frame, "goodput_bps", series=("flow",), title=title)
+
+
+def throughput_delay(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Goodput against delay, a point per row (Pantheon's plot): `frame` has `goodput_bps`
+    and `srtt_s` and, to label the points, `flow` (or any first column)."""
+    _require(frame, "goodput_bps", "srtt_s")
+    rate = scale("rate", frame["goodput_bps"])
+    time = scale("time", frame["srtt_s"])
+    figure = Figure(figsize=FIGSIZE, layout="constrained")
+    axes = figure.subplots()
+    for _, row in frame.iterrows():
+        x, y = row["srtt_s"] / time.factor, row["goodput_bps"] / rate.factor
+        axes.plot([x], [y], "o")
+        axes.annotate(f"flow {row['flow']}" if "flow" in row else str(row.iloc[0]), (x, y),
+                      textcoords="offset points", xytext=(4, 4), fontsize="small")  # fmt: skip
+    # Pantheon draws delay growing to the left, so that better is up and to the right.
+    axes.invert_xaxis()
+    axes.set_xlabel(time.label("smoothed RTT at the end (srtt)"))
+    axes.set_ylabel(rate.label("goodput"))
+    axes.set_ylim(bottom=0)
+    if title:
+        axes.set_title(title)
+    return figure
+
+
+def delay_cdf(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """The cumulative distribution of each stream's one-way delay: `frame` has `stream` and
+    `delay_s` (NaN for a message that never arrived, which keeps its curve below 1)."""
+    _require(frame, "stream", "delay_s")
+    time = scale("time", frame["delay_s"].dropna())
+    figure = Figure(figsize=FIGSIZE, layout="constrained")
+    axes = figure.subplots()
+    for stream, group in frame.groupby("stream", sort=True):
+        delays = np.sort(group["delay_s"].dropna().to_numpy()) / time.factor
+        share = np.arange(1, len(delays) + 1) / len(group)
+        axes.step(delays, share, where="post", label=str(stream))
+    axes.set_xlabel(time.label("one-way delay"))
+    axes.set_ylabel("share of messages")
+    axes.set_ylim(0, 1.02)
+    _legend(axes)
+    if title:
+        axes.set_title(title)
     return figure
 
 

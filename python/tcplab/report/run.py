@@ -1,26 +1,86 @@
-"""The report of one run (`tcplab run` saves it beside result.json): scenario, summary, plots."""
+"""The report of one run (`tcplab run` saves it beside result.json): scenario, summary, plots.
+
+Each plot is embedded in the report and also written beside it, as `<report>-<plot>.png`
+and `.svg` (report-goodput.png, report-windows.svg, ...), for a paper.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import pandas as pd
+from matplotlib.figure import Figure
+
+from tcplab.iperf3 import flow_intervals
 from tcplab.report import display, html, plots
 from tcplab.result import RunResult
 
+# Plots of the first flows only: a report of 100 flows would be all windows.
+_WINDOW_PANELS = 4
+
 
 def write_report(result: RunResult, path: str | os.PathLike[str]) -> Path:
-    """Write the report of `result` to `path`; returns the path."""
-    return html.write(path, render_report(result))
+    """Write the report of `result` to `path`, and each of its plots beside it as PNG and
+    SVG (`<stem>-<plot>.png`, `.svg`); returns the report's path."""
+    figures = report_figures(result)
+    path = html.write(path, _render(result, figures))
+    for name, figure in figures.items():
+        if figure is not None:
+            plots.save(figure, path.with_name(f"{path.stem}-{name}"))
+    return path
 
 
 def render_report(result: RunResult) -> str:
     """The report as one HTML document."""
+    return _render(result, report_figures(result))
+
+
+def report_figures(result: RunResult) -> dict[str, Figure | None]:
+    """The report's plots by file name (None: nothing to draw), in the report's order."""
+    series = result.to_pandas()
+    trace = result.trace_frame()
+    if "repetition" in trace:
+        trace = trace[trace["repetition"] == 0]
+    traced = not trace.empty and trace["acked_bytes"].notna().all()
+    figures: dict[str, Figure | None] = {
+        "goodput": plots.per_interval(series, "goodput_bps") if not series.empty else None,
+        "sender": plots.sender_trace(trace) if not trace.empty else None,
+        "windows": plots.window_trace(trace, flows=_WINDOW_PANELS) if not trace.empty else None,
+        "time-sequence": plots.time_sequence(trace) if traced else None,
+    }
+    # Each flow's goodput is cut from its trace: only when every flow is a traced TCP one.
+    every_flow = set(trace["flow"]) == {flow["flow"] for flow in result.flows}
+    if len(result.flows) > 1 and not result.runs and traced and every_flow:
+        frame = pd.DataFrame(flow_intervals(result))
+        starts = frame.groupby("flow")["t_s"].shift(fill_value=0.0)
+        frame["goodput_bps"] = 8 * frame["bytes"] / (frame["t_s"] - starts)
+        figures["flow-goodput"] = plots.flow_goodput(frame)
+        figures["throughput-delay"] = plots.throughput_delay(result.flows_frame())
+    if result.messages.get("delay_s"):
+        figures["delay-cdf"] = plots.delay_cdf(result.messages_frame())
+    return figures
+
+
+_CAPTIONS = {
+    "goodput": ("Goodput per interval", "goodput per interval"),
+    "sender": ("Sender state", "cwnd and srtt over time"),
+    "windows": (
+        "Windows",
+        f"cwnd, ssthresh, the peer's receive window and bytes in flight (first "
+        f"{_WINDOW_PANELS} flows)",
+    ),
+    "time-sequence": ("Time-sequence diagram", "acknowledged, highest sent and window edge"),
+    "flow-goodput": ("Goodput of each flow", "each flow's goodput per interval"),
+    "throughput-delay": ("Throughput and delay", "each flow's goodput against its srtt"),
+    "delay-cdf": ("One-way delay", "distribution of each media stream's one-way delay"),
+}
+
+
+def _render(result: RunResult, figures: dict[str, Figure | None]) -> str:
     meta = result.meta
     spec = meta["spec"]
     runs = meta.get("repetitions", 1)
-    series = result.to_pandas()
-    trace = result.trace_frame()
     parts = [
         "<h2>Scenario</h2>",
         *html.scenario(spec),
@@ -33,22 +93,18 @@ def render_report(result: RunResult) -> str:
                 if display.lookup(result.summary, key)[0] is not None
             ],
         ),
-        "<h2>Goodput per interval</h2>",
-        html.figure(
-            plots.per_interval(series, "goodput_bps") if not series.empty else None,
-            "goodput per interval",
-        ),
-        "<h2>Sender state</h2>",
-        html.figure(
-            plots.sender_trace(trace) if not trace.empty else None, "cwnd and srtt over time"
-        ),
+    ]
+    for name, figure in figures.items():
+        heading, alt = _CAPTIONS[name]
+        parts += [f"<h2>{heading}</h2>", html.figure(figure, alt)]
+    parts += [
         "<h2>Flows</h2>",
         html.frame_table(result.flows_frame()),
         *(
             [
                 "<h2>PEP segments</h2>",
                 "<p>Each TCP connection of a flow a PEP splits; the flow's row above is "
-                "end to end.</p>",
+                "end to end. The plots above show each flow's first connection only.</p>",
                 html.frame_table(result.segments_frame()),
             ]
             if result.segments
