@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from tcplab import calibrate
 from tcplab.calibrate.bounds import BOUNDS_FILE
-from tcplab.calibrate.metrics import flag, nrmse
+from tcplab.calibrate.metrics import _retransmits_error, flag, nrmse
 from tcplab.cli import app
 from tcplab.errors import SpecError
 
@@ -135,6 +135,15 @@ def test_nrmse_is_rmse_over_the_kernels_mean() -> None:
     assert nrmse(pd.Series([100, 100]), kernel) == 0
 
 
+def test_retransmission_error_is_over_the_kernels_count_or_80_segments() -> None:
+    # Issue 12's "within 25 % or 20 segments" is an error of at most 0.25.
+    assert _retransmits_error(125, 100) == 0.25
+    assert _retransmits_error(100, 125) == 0.2
+    assert _retransmits_error(30, 10) == 20 / 80
+    assert _retransmits_error(0, 0) == 0.0
+    assert math.isnan(_retransmits_error(None, 10))
+
+
 def test_a_late_emulator_flags_the_point() -> None:
     rtt_s = 0.02  # 5 % of it is 1000 µs
     assert flag({"emu_timing_error_us_p99_us": 900.0}, rtt_s, 0.05) == ""
@@ -149,6 +158,7 @@ def test_bounds_hold_and_fail(tmp_path: Path) -> None:
         {
             "point": ["a", "b", "c"],
             "goodput_error": [0.0123, 0.5, 0.1],
+            "retransmits_error": [0.05, 0.25, 0.0],
             "nrmse": [0.2, 1.0, 0.3],
             "trusted": [True, True, False],
         }
@@ -157,15 +167,19 @@ def test_bounds_hold_and_fail(tmp_path: Path) -> None:
     written = calibrate.write_bounds(points, path)
     # Rounded up to the next thousandth; the untrusted point gets no bound.
     assert written == {
-        "a": {"goodput_error": 0.013, "nrmse": 0.2},
-        "b": {"goodput_error": 0.5, "nrmse": 1.0},
+        "a": {"goodput_error": 0.013, "retransmits_error": 0.05, "nrmse": 0.2},
+        "b": {"goodput_error": 0.5, "retransmits_error": 0.25, "nrmse": 1.0},
     }
     assert calibrate.check_bounds(points, path) == []
-    worse = points.assign(goodput_error=[0.02, 0.5, 0.1])
-    assert calibrate.check_bounds(worse, path) == ["a: goodput_error 0.0200 > bound 0.013"]
+    worse = points.assign(goodput_error=[0.02, 0.5, 0.1], retransmits_error=[0.05, 0.3, 0.0])
+    assert calibrate.check_bounds(worse, path) == [
+        "a: goodput_error 0.0200 > bound 0.013",
+        "b: retransmits_error 0.3000 > bound 0.250",
+    ]
     # A bounded point that is no longer there fails too.
     assert calibrate.check_bounds(points[points["point"] != "b"], path) == [
         "b: goodput_error nan > bound 0.500",
+        "b: retransmits_error nan > bound 0.250",
         "b: nrmse nan > bound 1.000",
     ]
 

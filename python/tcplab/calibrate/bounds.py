@@ -1,5 +1,6 @@
-"""The fidelity bounds of a grid: per point, the largest goodput error (|sim / kernel - 1|)
-and normalised RMSE the simulator may have against the committed kernel results.
+"""The fidelity bounds of a grid: per point, the largest goodput error (|sim / kernel - 1|),
+retransmission error and normalised RMSE the simulator may have against the committed
+kernel results.
 
 calibration/<grid>/bounds.json holds today's errors rounded up to the next thousandth.
 The test suite fails when the simulator moves beyond a bound; when it moves closer,
@@ -19,7 +20,7 @@ from tcplab.result import write_atomically
 
 BOUNDS_FILE = "bounds.json"
 # The errors a bound is kept for, as columns of metrics.compare.
-BOUNDED = ("goodput_error", "nrmse")
+BOUNDED = ("goodput_error", "retransmits_error", "nrmse")
 # Bounds are today's errors rounded up to this step.
 STEP = 1e-3
 
