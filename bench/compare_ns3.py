@@ -20,6 +20,12 @@ does):
       2560}: per-second series side by side, delivered bytes within 10 % per combination.
   (e) (a)'s path at BER 1e-6 with 64 KiB buffers: NewReno, NewReno + SACK and Hybla, mean
       goodput within 10 % each, and whether SACK / Hybla beat NewReno on both simulators.
+  (f) a dumbbell of 10, 50 and 1,000 NewReno + SACK flows (1 Gb/s 1 ms access links, a
+      150 Mb/s 20 ms bottleneck with a 1,000-packet queue, 1 MiB buffers), 10 s: delivered
+      bytes within 10 %, and ns-3's Simulator::Run / tcplab's _sim.run at least 20x each.
+  (g) (b)'s path losing 0.01 % of the forward packets at random, NewReno + SACK, 8 MiB
+      buffers, 60 s, seeds 1-3: mean delivered bytes within 10 %, and the wall-clock
+      ratio at least 20x.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from rich.table import Table
 
 from tcplab import _sim
 from tcplab.plan import resolve, topology_form
-from tcplab.spec import Spec, validate_spec
+from tcplab.spec import Spec, canonical_dict, validate_spec
 
 BENCH = Path(__file__).resolve().parent
 NS3_PYTHON = BENCH / ".venv-ns3" / "bin" / "python"
@@ -188,6 +194,41 @@ def lfn_spec(
             "app": {"kind": "bulk", "message_size": "2048KiB"},
         }
     )
+
+
+def dumbbell_spec(flows: int, duration: str, min_rto: str = DEFAULT_MIN_RTO) -> Spec:
+    """Target (f): `flows` senders, each on its own access link to r1, share r1-r2 with as
+    many receivers behind r2."""
+    host_tcp = tcp(
+        DUMBBELL_BUFFERS, DUMBBELL_BUFFERS, window_scaling=True, min_rto=min_rto, sack=True
+    )
+    access = {"rate": "1Gbps", "delay": "1ms", "queue": {"limit": "1000p"}}
+    links = [{"between": [f"s{i}", "r1"], **access} for i in range(flows)]
+    links.append(
+        {"between": ["r1", "r2"], "rate": "150Mbps", "delay": "20ms", "queue": {"limit": "1000p"}}
+    )
+    links += [{"between": ["r2", f"d{i}"], **access} for i in range(flows)]
+    return validate_spec(
+        {
+            "name": f"dumbbell-{flows}",
+            "duration": duration,
+            "hosts": [{"name": f"s{i}", "tcp": host_tcp} for i in range(flows)]
+            + [{"name": f"d{i}", "tcp": host_tcp} for i in range(flows)],
+            "routers": [{"name": "r1"}, {"name": "r2"}],
+            "links": links,
+            "flows": [{"src": f"s{i}", "dst": f"d{i}"} for i in range(flows)],
+            "app": {"kind": "bulk", "message_size": "2048KiB"},
+        }
+    )
+
+
+def lossy_lfn_spec(duration: str, min_rto: str = DEFAULT_MIN_RTO) -> Spec:
+    """Target (g): (d)'s long fat pipe (8 MiB buffers: no slow-start overshoot) losing
+    LOSSY_LFN_LOSS of the forward packets at random."""
+    data = canonical_dict(lfn_spec(duration, min_rto, sack=True, buffers=LFN_MATRIX_BUFFERS))
+    data["name"] = "lfn-lossy"
+    data["links"][0]["loss"] = LOSSY_LFN_LOSS
+    return validate_spec(data)
 
 
 @dataclass
@@ -589,6 +630,76 @@ def speed_report(console: Console, pair: Pair) -> dict[str, Any]:
     }
 
 
+def speed_matrix_report(console: Console, pairs: list[Pair]) -> list[dict[str, Any]]:
+    """(f) and (g): per scenario, delivered bytes side by side (the mean over seeds) and the
+    wall-clock ratio of the summed ns-3 Simulator::Run to the summed tcplab _sim.run."""
+    table = Table(
+        title="(f) dumbbells (10 s) and (g) lossy long fat pipe (60 s): delivered and wall clock, "
+        f"same invocation (targets: within ±{DELIVERED_TOLERANCE:.0%}, ns-3/tcplab >= "
+        f"{SPEED_TARGET:g}x)"
+    )
+    for col in (
+        "scenario",
+        "seeds",
+        "tcplab MB",
+        "ns-3 MB",
+        "difference",
+        "tcplab retx/FR/RTO",
+        "ns-3 retx/FR/RTO",
+        "tcplab s",
+        "ns-3 Run s",
+        "ns-3 / tcplab",
+    ):
+        table.add_column(col, justify="right", no_wrap=True)
+    groups: dict[str, list[Pair]] = {}
+    for p in pairs:
+        groups.setdefault(p.scenario, []).append(p)
+    out = []
+    for name, group in groups.items():
+        ours = statistics.fmean(p.tcplab["summary"]["bytes_delivered"] for p in group)
+        theirs = statistics.fmean(p.ns3["bytes_delivered"] for p in group)
+        diff = pct_diff(ours, theirs)
+        ours_s = sum(p.tcplab_wall_s for p in group)
+        theirs_s = sum(p.ns3["wall_s_run"] for p in group)
+        ratio = theirs_s / ours_s if ours_s > 0 else float("inf")
+        close, fast = abs(diff) <= 100 * DELIVERED_TOLERANCE, ratio >= SPEED_TARGET
+        table.add_row(
+            name,
+            ",".join(str(p.seed) for p in group),
+            f"{ours / 1e6:.2f}",
+            f"{theirs / 1e6:.2f}",
+            f"{diff:+.1f} % {verdict(close)}",
+            "; ".join(losses(p.tcplab["summary"]) for p in group),
+            "; ".join(losses(p.ns3) for p in group),
+            f"{ours_s:.3f}",
+            f"{theirs_s:.2f}",
+            f"{ratio:,.0f}x {verdict(fast)}",
+        )
+        out.append(
+            {
+                "scenario": name,
+                "seeds": [p.seed for p in group],
+                "tcplab_bytes": ours,
+                "ns3_bytes": theirs,
+                "diff_pct": diff,
+                "pass": close,
+                "tcplab_retx_fr_rto": [losses(p.tcplab["summary"]) for p in group],
+                "ns3_retx_fr_rto": [losses(p.ns3) for p in group],
+                "tcplab_wall_s": ours_s,
+                "ns3_wall_s_run": theirs_s,
+                "ratio": ratio,
+                "speed_pass": fast,
+            }
+        )
+    console.print(table)
+    console.print(
+        f"    tcplab: median of {TCPLAB_TIMING_REPEATS} _sim.run calls per plan (plan and "
+        "result JSON included), alone; ns-3: Simulator::Run, import and topology excluded, "
+        "beside the other ns-3 process\n"
+    )
+    return out
+
+
 def plan_settings_report(console: Console, pairs: list[Pair]) -> None:
     """The sender's plan TCP block per scenario (both hosts have the same): what tcplab
     runs, and what the ns-3 tables below mirror. Fields equal in every scenario are listed
@@ -637,7 +748,18 @@ def settings_report(console: Console, pairs: list[Pair]) -> None:
             console.print(f"[yellow]warning:[/] {w}")
 
 
-SCENARIOS = "abcde"
+SCENARIOS = "abcdefg"
+# (f)'s flow counts and buffers: 1 MiB is more than a flow's share of the bottleneck's BDP
+# plus queue (2.3 MB) with 10 flows, so the flows compete and lose packets, but no flow
+# overshoots by thousands of segments (where ns-3's recovery takes minutes, see README).
+DUMBBELL_FLOWS = (10, 50, 1000)
+DUMBBELL_BUFFERS = "1MiB"
+# (g)'s forward packet loss, run length and seeds: a loss every 10,000 packets gives a
+# handful of SACK recoveries a minute on the 0.6 s path, each halving a window of
+# thousands of segments that then takes tens of seconds to regrow.
+LOSSY_LFN_LOSS = 0.0001
+LOSSY_LFN_DURATION = "60s"
+LOSSY_LFN_SEEDS = (1, 2, 3)
 # (d)'s combinations; --quick keeps the smallest and the largest initial window.
 LFN_CCS = ("newreno", "cubic")
 LFN_WINDOWS = (10, 256, 2560)
@@ -667,7 +789,7 @@ GEO_VARIANT_BUFFERS = "64KiB"
 LFN_MATRIX_BUFFERS = "8MiB"
 # Rough ns-3 Simulator::Run seconds on an idle 2-core machine, only to start the long runs
 # first: loss-free runs take a few seconds, runs with a window overshoot minutes.
-NS3_COST_S = {"geo": 1.0, "lfn": 2.0, "lfn-overshoot": 600.0}
+NS3_COST_S = {"geo": 1.0, "lfn": 2.0, "lfn-overshoot": 600.0, "dumbbell": 0.5}
 
 
 def parse_scenarios(text: str) -> set[str]:
@@ -692,7 +814,7 @@ def main(argv: list[str] | None = None) -> int:
         "--scenarios",
         type=parse_scenarios,
         default=set(SCENARIOS),
-        help="which of a,b,c,d,e to run (default all; c times b's plan, so runs it)",
+        help="which of a,b,c,d,e,f,g to run (default all; c times b's plan, so runs it)",
     )
     ap.add_argument(
         "--lfn-buffers",
@@ -768,15 +890,28 @@ def main(argv: list[str] | None = None) -> int:
                 cost = NS3_COST_S["lfn-overshoot" if overshoot else "lfn"]
                 matrix.append(Pair(spec.name, 1, resolve(spec, seed=1), cost))
 
+    # (f) and (g): each timed on both sides (tcplab alone, before any ns-3 process starts).
+    speed_pairs: list[Pair] = []
+    if "f" in chosen:
+        for flows in DUMBBELL_FLOWS:
+            spec = dumbbell_spec(flows, "10s", args.min_rto)
+            cost = NS3_COST_S["dumbbell"] * flows
+            speed_pairs.append(Pair(spec.name, 1, resolve(spec, seed=1), cost))
+    if "g" in chosen:
+        spec = lossy_lfn_spec(LOSSY_LFN_DURATION, args.min_rto)
+        for seed in LOSSY_LFN_SEEDS:
+            speed_pairs.append(Pair(spec.name, seed, resolve(spec, seed=seed), 30.0))
+
     geo_all = [p for group in (geo_pairs, variant_pairs) for ps in group.values() for p in ps]
-    pooled = geo_all + matrix
+    pooled = geo_all + matrix + speed_pairs
     timed = lfn_pair if "c" in chosen else None
     if lfn_pair is not None and timed is None:
         pooled.append(lfn_pair)
 
     # tcplab first, with no ns-3 process competing for the cores.
     for p in pooled:
-        p.tcplab, p.tcplab_wall_s = run_tcplab(p.plan)
+        repeats = TCPLAB_TIMING_REPEATS if p in speed_pairs else 1
+        p.tcplab, p.tcplab_wall_s = run_tcplab(p.plan, repeats)
     if timed is not None:
         timed.tcplab, timed.tcplab_wall_s = run_tcplab(timed.plan, TCPLAB_TIMING_REPEATS)
 
@@ -820,6 +955,8 @@ def main(argv: list[str] | None = None) -> int:
         report["lfn_matrix"] = lfn_matrix_report(console, matrix)
     if variant_pairs:
         report["geo_variants"] = geo_matrix_report(console, variant_pairs)
+    if speed_pairs:
+        report["speed_matrix"] = speed_matrix_report(console, speed_pairs)
     if args.quick:
         console.print(
             "[yellow]--quick: fewer seeds, shorter GEO runs and fewer (d) combinations; "

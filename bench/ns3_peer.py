@@ -279,6 +279,23 @@ void Sample() {
 
 void Connect(Ptr<Socket> s) { s->Connect(g.remote); }
 
+void ConnectTo(Ptr<Socket> s, Ipv4Address dst, uint16_t port) {
+    s->Connect(InetSocketAddress(dst, port));
+}
+
+// One bulk sender of a plan with several flows: its counters add to the run's, it fills
+// its own send buffer, and it connects at t = 0 (no cwnd trace: that follows one sender).
+void ArmFlow(Ptr<Socket> s, Ipv4Address dst, uint16_t port) {
+    s->TraceConnectWithoutContext("Tx", MakeCallback(&OnTx));
+    s->TraceConnectWithoutContext("Retransmission", MakeCallback(&OnRetx));
+    s->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
+    s->TraceConnectWithoutContext("RTO", MakeCallback(&OnRto));
+    s->SetConnectCallback(MakeCallback(&OnConnected), MakeCallback(&OnConnectFailed));
+    s->SetSendCallback(MakeCallback(&Fill));
+    s->Bind();
+    Simulator::Schedule(Seconds(0), &ConnectTo, s, dst, port);
+}
+
 // Hooks the sender socket (created before Run, so no "just after t = 0" dance) and
 // connects it at t = 0, the time tcplab's application starts.
 void ArmSender(Ptr<Socket> s, Ipv4Address dst, uint16_t port) {
@@ -579,7 +596,15 @@ def check_plan(plan: dict[str, Any]) -> list[str]:
     """Refuse what ns-3 cannot mirror; return warnings for what it mirrors approximately."""
     warnings: list[str] = []
     hosts, links = plan["hosts"], plan["links"]
-    if len(hosts) != 2:
+    if "flows" in plan:
+        if any(
+            f["app"]["kind"] != "bulk" or f["start_ns"] or f["start_jitter_ns"] or f["after"]
+            for f in plan["flows"]
+        ):
+            raise Unsupported("a plan with flows: only bulk flows that all start at 0")
+        if any(h["tcp"] != hosts[0]["tcp"] for h in hosts):
+            raise Unsupported("a plan with flows: every host needs the same tcp settings")
+    elif len(hosts) != 2:
         raise Unsupported("exactly two hosts are supported")
     if not links:
         raise Unsupported("at least one link is needed")
@@ -627,9 +652,22 @@ def check_plan(plan: dict[str, Any]) -> list[str]:
                 f"{CC_TYPES[cc]} {'counts bytes' if counts else 'adds one MSS per ACK'} "
                 "in slow start"
             )
-    if plan["app"]["kind"] not in ("bulk", "file"):
+    if "flows" not in plan and plan["app"]["kind"] not in ("bulk", "file"):
         raise Unsupported(f"app kind {plan['app']['kind']!r}")
     return warnings
+
+
+def endpoints(plan: dict[str, Any]) -> tuple[int, list[tuple[int, int]], list[tuple[int, int]]]:
+    """(number of nodes, each link's two nodes, each flow's sending and receiving node).
+
+    A plan with flows names its nodes (hosts, then routers) on each link; a plan without is
+    a chain, hosts[0] sending to hosts[-1] through links[i] between nodes i and i + 1."""
+    links = plan["links"]
+    if "flows" in plan:
+        nodes = len(plan["hosts"]) + len(plan.get("routers", []))
+        ends = [(int(link["nodes"][0]), int(link["nodes"][1])) for link in links]
+        return nodes, ends, [(int(f["src"]), int(f["dst"])) for f in plan["flows"]]
+    return len(links) + 1, [(i, i + 1) for i in range(len(links))], [(0, len(links))]
 
 
 def run_plan(
@@ -674,8 +712,11 @@ def run_plan(
     interval_ns = int(plan.get("interval_ns", 1_000_000_000))
     trace_ns = int(plan.get("trace_interval_ns", 10_000_000)) if trace else 0
     sender_tcp, receiver_tcp = plan["hosts"][0]["tcp"], plan["hosts"][-1]["tcp"]
-    app = plan["app"]
+    app = plan.get("app", {"kind": "bulk"})
     file_bytes = int(app["bytes"]) if app["kind"] == "file" else 0
+    n_nodes, link_ends, flow_ends = endpoints(plan)
+    senders = sorted({src for src, _ in flow_ends})
+    receivers = sorted({dst for _, dst in flow_ends})
 
     # --- RNG: fixed seed, the plan's seed picks the run (independent substreams) --------
     ns.RngSeedManager.SetSeed(1)
@@ -703,7 +744,7 @@ def run_plan(
     # --- topology ---------------------------------------------------------------------
     links = plan["links"]
     nodes = ns.NodeContainer()
-    nodes.Create(len(links) + 1)
+    nodes.Create(n_nodes)
     internet = ns.InternetStackHelper()
     internet.Install(nodes)
     # Config defaults are per algorithm, not per host: the sender's plan decides them (the
@@ -712,15 +753,16 @@ def run_plan(
         for attr, kind, value, why in cc_attributes(cc, sender_tcp):
             ns.Config.SetDefault(f"ns3::{attr}", attr_value(kind, value))
             record("global", attr, shown(kind, value), why)
-    for idx, cc in ((0, cc_name), (len(links), rx_cc)):
+    for idx, cc in [*((i, cc_name) for i in senders), *((i, rx_cc) for i in receivers)]:
         l4 = nodes.Get(idx).GetObject[ns.TcpL4Protocol]()
         l4.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc)))
-        record(
-            f"node {idx}",
-            "TcpL4Protocol::SocketType",
-            cc,
-            f"plan cc {plan['hosts'][0 if idx == 0 else -1]['tcp']['cc']!r}",
-        )
+        if len(senders) == 1 or idx in (senders[0], receivers[0]):
+            record(
+                f"node {idx}" + (" (and the other flows')" if len(senders) > 1 else ""),
+                "TcpL4Protocol::SocketType",
+                cc,
+                f"plan cc {plan['hosts'][idx]['tcp']['cc']!r}",
+            )
 
     mss_ip = int(sender_tcp["mss"]) + 40
     peer.Reset(interval_ns, duration_ns, file_bytes, file_bytes, trace_ns, 2 * len(links))
@@ -744,7 +786,7 @@ def run_plan(
             "called",
             "plain drop-tail at the device",
         )
-        devs = p2p.Install(nodes.Get(i), nodes.Get(i + 1))
+        devs = p2p.Install(nodes.Get(link_ends[i][0]), nodes.Get(link_ends[i][1]))
         dev_a = devs.Get(0).GetObject[ns.PointToPointNetDevice]()
         dev_b = devs.Get(1).GetObject[ns.PointToPointNetDevice]()
         for k, (dname, d, tx, rx) in enumerate(
@@ -795,25 +837,37 @@ def run_plan(
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     # --- applications -----------------------------------------------------------------
-    last = len(links)
-    dst = addresses[-1].GetAddress(1)
+    # A node's address: that of its interface on the first link it is on.
+    address_of: dict[int, Any] = {}
+    for i, (a, b) in enumerate(link_ends):
+        address_of.setdefault(a, addresses[i].GetAddress(0))
+        address_of.setdefault(b, addresses[i].GetAddress(1))
     sink_helper = ns.PacketSinkHelper(
         "ns3::TcpSocketFactory",
         ns.InetSocketAddress(ns.Ipv4Address.GetAny(), SINK_PORT).ConvertTo(),
     )
-    sink_apps = sink_helper.Install(nodes.Get(last))
-    sink_apps.Start(ns.Seconds(0))
-    peer.HookSink(sink_apps.Get(0))
+    for receiver in receivers:
+        sink_apps = sink_helper.Install(nodes.Get(receiver))
+        sink_apps.Start(ns.Seconds(0))
+        peer.HookSink(sink_apps.Get(0))
     record(
-        f"node {last}",
+        f"node {receivers[0]}" + (" (and the other receivers)" if len(receivers) > 1 else ""),
         "PacketSink",
         f"port {SINK_PORT}",
         "receiving application, reads all data as it arrives; goodput = its Rx bytes",
     )
 
-    sock = ns.Socket.CreateSocket(nodes.Get(0), ns.TypeId.LookupByName("ns3::TcpSocketFactory"))
+    def socket_on(node: int) -> Any:
+        sock = ns.Socket.CreateSocket(
+            nodes.Get(node), ns.TypeId.LookupByName("ns3::TcpSocketFactory")
+        )
+        for attr, kind, value, _ in tcp_attributes(sender_tcp):
+            sock.SetAttribute(attr.split("::")[1], attr_value(kind, value))
+        return sock
+
+    dst = address_of[flow_ends[0][1]]
+    sock = socket_on(flow_ends[0][0])
     for attr, kind, value, why in tcp_attributes(sender_tcp):
-        sock.SetAttribute(attr.split("::")[1], attr_value(kind, value))
         record("sender socket", attr, shown(kind, value), why)
     record(
         "sender socket",
@@ -831,7 +885,10 @@ def run_plan(
             "set once at connection: handshake RTT / RRTT",
             "not ns-3 as released: its rho otherwise stays 1 (see bench/README.md)",
         )
+    # The first flow's sender also gives the trace (a plan without flows has only it).
     peer.ArmSender(sock, dst, SINK_PORT)
+    for src, dst_node in flow_ends[1:]:
+        peer.ArmFlow(socket_on(src), address_of[dst_node], SINK_PORT)
 
     ns.Simulator.Stop(ns.NanoSeconds(duration_ns))
     record("global", "Simulator::Stop", fmt_ns(duration_ns), "plan duration_ns")
