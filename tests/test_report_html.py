@@ -64,8 +64,11 @@ def test_report_command_writes_a_self_contained_report_of_a_sweep(store: tcplab.
     # Goodput against each swept parameter, per-interval bytes, and the sender trace.
     assert "Goodput against socket send buffer" in html
     assert "Goodput against packet loss probability" in html
+    # ... goodput over time (in the run report's unit), the sender trace, and each point's
+    # goodput against its delay.
+    assert "Goodput per interval" in html and "Throughput and delay" in html
     images = pngs(html)
-    assert len(images) == 4 and all(png.startswith(b"\x89PNG") for png in images)
+    assert len(images) == 5 and all(png.startswith(b"\x89PNG") for png in images)
 
 
 def test_sweep_report_renders_in_chromium(store: tcplab.Store, tmp_path: Path) -> None:

@@ -188,9 +188,9 @@ def _result_plots(store: Store, means: pd.DataFrame, dimensions: Sequence[str]) 
     trace = _with_point_params(store.trace(), shown, labels)
     per_point = list(dimensions)
     parts += [
-        "<h2>Delivered bytes per interval</h2>",
+        "<h2>Goodput per interval</h2>",
         html.paragraph(f"Mean over each point's runs.{note}"),
-        html.figure(_interval_means(series, per_point), "delivered bytes per interval"),
+        html.figure(_interval_means(series, per_point), "goodput per interval"),
         "<h2>Sender state</h2>",
         html.paragraph(f"The first run of each point.{note}"),
         html.figure(
@@ -199,8 +199,35 @@ def _result_plots(store: Store, means: pd.DataFrame, dimensions: Sequence[str]) 
             else None,
             "cwnd and srtt over time",
         ),
+        "<h2>Throughput and delay</h2>",
+        html.paragraph(
+            "Each point's mean goodput against its flows' mean smoothed RTT at the end of"
+            " the run (delay grows to the left, so that better is up and to the right)."
+        ),
+        html.figure(_throughput_delay(store, means, dimensions), "goodput against srtt"),
     ]
     return parts
+
+
+def _throughput_delay(
+    store: Store, means: pd.DataFrame, dimensions: Sequence[str]
+) -> Figure | None:
+    delays = store.query(
+        "SELECT s.point_id, avg(f.srtt_s) AS srtt_s FROM flows f JOIN summary s USING (run_id)"
+        " WHERE f.srtt_s > 0 GROUP BY s.point_id"
+    )
+    if delays.empty:
+        return None
+    frame = means.merge(delays, on="point_id")
+    label = frame.apply(
+        lambda row: ", ".join(plots.format_value(d, row[d]) for d in dimensions) or "scenario",
+        axis=1,
+    )
+    return plots.throughput_delay(
+        pd.DataFrame(
+            {"point": label, "goodput_bps": frame["goodput_bps"], "srtt_s": frame["srtt_s"]}
+        )
+    )
 
 
 def _shown_points(means: pd.DataFrame) -> list[str]:
@@ -222,8 +249,13 @@ def _with_point_params(
 
 
 def _interval_means(series: pd.DataFrame, per_point: Sequence[str]) -> Figure | None:
+    """Each shown point's goodput per interval (in the run report's unit: bit/s over each
+    interval's own length), the mean over its runs."""
     if series.empty:
         return None
+    series = series.sort_values(["run_id", "t_s"])
+    starts = series.groupby("run_id")["t_s"].shift(fill_value=0.0)
+    series = series.assign(goodput_bps=8 * series["interval_bytes"] / (series["t_s"] - starts))
     keys = ["point_id", *per_point, "t_s"]
-    means = series.groupby(keys, as_index=False, sort=False)["interval_bytes"].mean()
-    return plots.per_interval(means, series=per_point)
+    means = series.groupby(keys, as_index=False, sort=False)["goodput_bps"].mean()
+    return plots.per_interval(means, "goodput_bps", series=per_point)
