@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 import pytest
 
+from tcplab import _sim
 from tcplab.analytic import ber_curves
 from tcplab.errors import SpecError
 from tcplab.plan import SEED_MASK, derive_seed, resolve, topology_form
@@ -331,3 +333,16 @@ def test_parallel_refusals_name_the_field(scenario: dict, problem: str) -> None:
     with pytest.raises(SpecError) as error:
         validate_spec({**base, **scenario})
     assert any(p.startswith(problem) for p in error.value.problems), error.value.problems
+
+
+def test_the_core_keeps_no_tcp_defaults_of_its_own() -> None:
+    # Every TCP field crosses in the plan, resolved from the stack profile in Python; the
+    # core refuses a plan that leaves one out rather than filling in a default of its own.
+    plan = topology_form(
+        resolve(validate_spec({"duration": "1s", "links": [{"rate": "1Mbps", "delay": "1ms"}]}))
+    )
+    for field in plan["hosts"][0]["tcp"]:
+        partial = copy.deepcopy(plan)
+        del partial["hosts"][0]["tcp"][field]
+        with pytest.raises(ValueError, match=f"missing field `{field}`"):
+            _sim.run(json.dumps(partial))

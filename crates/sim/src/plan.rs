@@ -80,8 +80,7 @@ pub struct CpuPlan {
 #[serde(deny_unknown_fields)]
 pub struct TcpPlan {
     pub cc: String,
-    /// Which CUBIC `cc = "cubic"` runs. Absent in older plans: RFC 9438's.
-    #[serde(default)]
+    /// Which CUBIC `cc = "cubic"` runs.
     pub cubic_variant: CubicVariant,
     pub sndbuf: u64,
     pub rcvbuf: u64,
@@ -92,47 +91,40 @@ pub struct TcpPlan {
     pub timestamps: bool,
     pub abc: bool,
     pub hystart: bool,
-    /// Which HyStart `hystart` turns on. Absent in plans written before the field existed,
-    /// which ran HyStart++.
-    #[serde(default)]
+    /// Which HyStart `hystart` turns on.
     pub hystart_variant: HyStartVariant,
     pub delayed_ack: bool,
     pub delack_timeout_ns: u64,
-    /// Linux's quick-ACK mode at the receiver. Absent in plans written before the field
-    /// existed, which had none.
-    #[serde(default)]
+    /// Linux's quick-ACK mode at the receiver.
     pub quickack: bool,
-    /// Linux's receive-window growth from this many segments; none offers the whole
-    /// buffer at once. Absent in older plans: none.
-    #[serde(default)]
+    /// Linux's receive-window growth from this many segments; null offers the whole
+    /// buffer at once.
+    #[serde(deserialize_with = "written")]
     pub initial_rwnd: Option<u64>,
     pub nagle: bool,
-    /// Absent in plans written before the field existed, which held back as RFC 896.
-    #[serde(default)]
+    /// How Nagle holds back a small segment: RFC 896's or Minshall's.
     pub nagle_variant: NagleVariant,
     pub fast_retransmit: bool,
     pub min_rto_ns: u64,
-    /// Where min_rto applies. Absent in older plans: RFC 6298's whole-RTO floor.
-    #[serde(default)]
+    /// Where min_rto applies: RFC 6298's whole-RTO floor or Linux's variance term.
     pub rto_form: RtoForm,
     /// Grow cwnd only while it limits the sender (RFC 7661, Linux's
-    /// `tcp_is_cwnd_limited`); false for stacks older than RFC 2861. Absent in plans
-    /// written before the field existed, which grew cwnd regardless.
-    #[serde(default)]
+    /// `tcp_is_cwnd_limited`); false for stacks older than RFC 2861.
     pub cwnd_validation: bool,
     /// Open connections with the three-way handshake; false starts a connection this host
     /// opens already established, its options agreed at setup (as simulators without
-    /// connection setup do: YATS, ns-2's one-way agents). Absent in older plans: true.
-    #[serde(default = "handshake_default")]
+    /// connection setup do: YATS, ns-2's one-way agents).
     pub handshake: bool,
-    /// How a SACK connection finds and repairs losses (`LossRecovery`). Absent in plans
-    /// written before the field existed, which recovered by duplicate ACKs.
-    #[serde(default)]
+    /// How a SACK connection finds and repairs losses (`LossRecovery`).
     pub loss_recovery: LossRecovery,
 }
 
-fn handshake_default() -> bool {
-    true
+/// An `Option` the plan must still write (null for none): serde otherwise reads a missing
+/// `Option` field as None, a default the plan would then not show.
+fn written<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    Option::<T>::deserialize(deserializer)
 }
 
 #[derive(Debug, Clone, Deserialize)]

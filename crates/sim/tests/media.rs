@@ -15,7 +15,10 @@ fn tcp() -> Value {
     json!({"cc": "newreno", "sndbuf": 65536, "rcvbuf": 65536, "mss": 1460,
         "initial_window": 10, "window_scaling": false, "sack": false, "timestamps": false,
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200 * MS,
-        "nagle": false, "fast_retransmit": true, "min_rto_ns": S})
+        "nagle": false, "fast_retransmit": true, "min_rto_ns": S,
+        "cubic_variant": "rfc9438", "hystart_variant": "rfc9406", "quickack": false,
+        "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
+        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic"})
 }
 
 fn channel(rate_bps: u64, delay_ns: u64, error: Value) -> Value {

@@ -16,7 +16,10 @@ fn tcp(cc: &str, iw: u32) -> Value {
     json!({"cc": cc, "sndbuf": 4_194_304, "rcvbuf": 3_145_728, "mss": MSS,
         "initial_window": iw, "window_scaling": true, "sack": true, "timestamps": true,
         "abc": true, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 40 * MS,
-        "nagle": true, "fast_retransmit": true, "min_rto_ns": 200 * MS})
+        "nagle": true, "fast_retransmit": true, "min_rto_ns": 200 * MS,
+        "cubic_variant": "rfc9438", "hystart_variant": "rfc9406", "quickack": false,
+        "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
+        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic"})
 }
 
 fn channel(rate_bps: u64, delay_ns: u64, queue_bytes: u64) -> Value {
@@ -134,10 +137,9 @@ fn a_full_relay_closes_the_upstream_window_and_no_byte_is_lost() {
     // the window it advertises. Bytes are conserved: what the relay read is at the server,
     // in the gateway's send buffer or the relay (a file completes with equal counts).
     let buffer: u64 = 65_536;
-    let small = json!({"cc": "reno", "sndbuf": 65_536, "rcvbuf": 65_536, "mss": MSS,
-        "initial_window": 10, "window_scaling": true, "sack": true, "timestamps": true,
-        "abc": true, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 40 * MS,
-        "nagle": true, "fast_retransmit": true, "min_rto_ns": 200 * MS});
+    let mut small = tcp("reno", 10);
+    small["sndbuf"] = json!(65_536);
+    small["rcvbuf"] = json!(65_536);
     let bulk = json!({"kind": "bulk", "message_size": 131_072, "bytes": null});
     let mut plan = with_pep(
         seed004(5_000 * MS, bulk),

@@ -19,7 +19,10 @@ pub fn atm_host_tcp() -> Value {
     json!({"cc": "newreno", "sndbuf": 262144, "rcvbuf": 262144, "mss": 1460,
         "initial_window": 10, "window_scaling": true, "sack": false, "timestamps": false,
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
-        "nagle": true, "fast_retransmit": true, "min_rto_ns": 200_000_000})
+        "nagle": true, "fast_retransmit": true, "min_rto_ns": 200_000_000,
+        "cubic_variant": "rfc9438", "hystart_variant": "rfc9406", "quickack": false,
+        "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
+        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic"})
 }
 
 /// A 150 Mb/s cell stream with LLC/SNAP, 1 ms of propagation and the given error model.
