@@ -3,13 +3,17 @@ backends' own tables that are keyed by them."""
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from tcplab import shared
 from tcplab.analytic import wlan
 from tcplab.backends import capabilities
+from tcplab.calibrate import grid
+from tcplab.calibrate import report as calibration_report
 from tcplab.errors import SpecError
-from tcplab.spec import validate_spec
+from tcplab.spec import Spec, validate_spec
 
 
 def test_the_spec_accepts_exactly_the_simulators_congestion_controls() -> None:
@@ -41,6 +45,14 @@ def test_backend_tables_name_only_congestion_controls_the_simulator_has() -> Non
     for accepted in lists:
         assert set(accepted) <= set(shared.CONGESTION_CONTROLS)
     assert set(capabilities.LINUX_CC) <= set(shared.CONGESTION_CONTROLS)
+    # The calibration grid runs each point on the simulator and the kernel; its plots
+    # colour each congestion control.
+    assert set(get_args(grid.Cc)) <= set(capabilities.LINUX_CC)
+    assert set(calibration_report.CC_COLOURS) <= set(shared.CONGESTION_CONTROLS)
+
+
+def test_the_spec_offers_exactly_the_backends_there_are() -> None:
+    assert get_args(Spec.model_fields["backend"].annotation) == capabilities.BACKENDS
 
 
 def test_the_model_uses_the_simulators_802_11b_timings() -> None:

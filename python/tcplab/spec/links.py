@@ -19,6 +19,7 @@ from tcplab.analytic.framing import (
     Encapsulation,
     LinkKind,
 )
+from tcplab.shared import WLAN_PLCP_NS
 from tcplab.spec import units
 from tcplab.spec.fields import (
     ERROR_MODEL_FIELDS,
@@ -69,7 +70,9 @@ class Wlan(StrictModel):
         "2Mbps", validate_default=True, description="link-layer ACK rate: 1Mbps or 2Mbps"
     )
     preamble: Literal["long", "short"] = Field(
-        "long", description="PLCP preamble: long (192 µs) or short (96 µs)"
+        "long",
+        description=f"PLCP preamble: long ({WLAN_PLCP_NS['long'] // 1000} µs) or short"
+        f" ({WLAN_PLCP_NS['short'] // 1000} µs)",
     )
     mac_overhead: int = Field(
         WLAN_MAC_OVERHEAD,
