@@ -339,9 +339,16 @@ impl Sender {
     }
 
     /// Why the sender cannot send more at this moment; `app_has_more` tells whether the
-    /// application is waiting for buffer space.
+    /// application is waiting for buffer space. A window is the limit while a full-sized
+    /// segment no longer fits in it (or pacing holds the next one); a sub-segment tail that
+    /// Nagle holds back below a window with room for a whole segment is the buffer's limit
+    /// when the application waits for space, else the application's (Linux counts
+    /// `tcpi_sndbuf_limited` where the buffer, not the window test, stopped the sender).
     pub fn limit(&self, app_has_more: bool) -> Limit {
-        if self.snd_nxt >= self.written {
+        let unsent = self.written.saturating_sub(self.snd_nxt);
+        let room = (self.snd_una + self.window()).saturating_sub(self.snd_nxt);
+        let window_stops = unsent > 0 && (room < self.mss || self.pacing_wait);
+        if !window_stops {
             if app_has_more {
                 Limit::SndBuf
             } else {

@@ -541,6 +541,21 @@ fn limit_reports_what_blocks_the_sender() {
     assert_eq!(t.limit(true), Limit::Rwnd);
 }
 
+#[test]
+fn a_tail_held_by_nagle_below_an_open_window_is_not_the_windows_limit() {
+    // 2,500 bytes written: two full segments leave, Nagle (RFC 896) holds the 500-byte
+    // tail while they are unacknowledged. The window has room for whole segments, so what
+    // stops the sender is the full buffer (the application waits) or the application.
+    let (s, out) = established(config(), 2500);
+    assert_eq!(seqs(&out), vec![0, 1000]);
+    assert_eq!(s.limit(true), Limit::SndBuf);
+    assert_eq!(s.limit(false), Limit::App);
+    // With less than a segment of window left, the window is the limit, as before.
+    let (s, out) = established_with_window(config(), 2500, 2400);
+    assert_eq!(seqs(&out), vec![0, 1000]);
+    assert_eq!(s.limit(true), Limit::Rwnd);
+}
+
 // ---- persist timer (RFC 9293 §3.8.6.1, RFC 1122 §4.2.2.17) ----------------------------------
 
 /// Everything sent is acknowledged with a closed window; 10000 bytes were written.
