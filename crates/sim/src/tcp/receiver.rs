@@ -432,6 +432,19 @@ mod tests {
         })
     }
 
+    /// Takes a SYN offering window scaling (shift 0) and answers it.
+    fn accept_scaled_syn(r: &mut Receiver) {
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                wscale_option: Some(0),
+                ..Segment::default()
+            },
+        );
+        r.poll(0, &mut Vec::new());
+    }
+
     fn established(delayed_ack: bool) -> Receiver {
         let mut r = receiver(delayed_ack, 65_535, false);
         r.on_segment(
@@ -474,15 +487,7 @@ mod tests {
             quickack: true,
             ..receiver(true, 1 << 20, true).cfg
         });
-        r.on_segment(
-            0,
-            &Segment {
-                syn: true,
-                wscale_option: Some(0),
-                ..Segment::default()
-            },
-        );
-        r.poll(0, &mut Vec::new());
+        accept_scaled_syn(&mut r);
         let mut acked_at_once = 0;
         for i in 0..20u64 {
             r.on_segment(MS, &Segment::data(i * 1460, 1460, 0, 0));
@@ -537,15 +542,7 @@ mod tests {
             initial_rwnd: Some(10),
             ..receiver(true, 512 << 20, true).cfg
         });
-        r.on_segment(
-            0,
-            &Segment {
-                syn: true,
-                wscale_option: Some(0),
-                ..Segment::default()
-            },
-        );
-        r.poll(0, &mut Vec::new());
+        accept_scaled_syn(&mut r);
         assert_eq!(r.rcv_wscale, 14);
         assert_eq!(r.advertised_window(), 16_384);
         assert_eq!(r.window_field(), 1);

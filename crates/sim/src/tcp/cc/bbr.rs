@@ -668,6 +668,20 @@ mod tests {
         }
     }
 
+    /// An ACK of one segment without a valid rate sample, that marked `losses` lost.
+    fn invalid_sample(delivered: u64, losses: u64, prior_in_flight: u64) -> RateSample {
+        RateSample {
+            prior_delivered: delivered,
+            delivered: 0,
+            interval_ns: 0,
+            rtt_ns: None,
+            app_limited: false,
+            acked: MSS,
+            losses,
+            prior_in_flight,
+        }
+    }
+
     #[test]
     fn startup_paces_at_high_gain_and_finds_the_bandwidth() {
         let mut h = Harness::new();
@@ -756,16 +770,7 @@ mod tests {
         h.bbr.ssthresh_after_loss(&h.state(before));
         let mut s = h.state(50 * MSS);
         s.ca_state = CaState::Recovery;
-        let rs = RateSample {
-            prior_delivered: h.delivered,
-            delivered: 0,
-            interval_ns: 0,
-            rtt_ns: None,
-            app_limited: false,
-            acked: MSS,
-            losses: 3 * MSS,
-            prior_in_flight: 54 * MSS,
-        };
+        let rs = invalid_sample(h.delivered, 3 * MSS, 54 * MSS);
         assert_eq!(h.bbr.on_rate_sample(&s, &rs), Some(51 * MSS));
         // Leaving recovery: back to the saved cwnd, as far as the target allows.
         s.ca_state = CaState::Open;
@@ -791,16 +796,7 @@ mod tests {
         let cwnd = h.cwnd;
         let mut s = h.state(cwnd);
         s.ca_state = CaState::Disorder;
-        let rs = RateSample {
-            prior_delivered: h.delivered,
-            delivered: 0,
-            interval_ns: 0,
-            rtt_ns: None,
-            app_limited: false,
-            acked: MSS,
-            losses: 5 * MSS,
-            prior_in_flight: cwnd,
-        };
+        let rs = invalid_sample(h.delivered, 5 * MSS, cwnd);
         assert_eq!(h.bbr.on_rate_sample(&s, &rs), Some(cwnd - 4 * MSS));
     }
 
