@@ -340,8 +340,9 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
         return {**plan, "app": _app(spec.app), **({"peps": peps} if peps else {})}
     # Node ids: the hosts, the scenario's routers, then its PEPs (routers that split
     # connections).
-    peps = list(spec.peps or ())
-    names = [h.name for h in spec.hosts] + [r.name for r in spec.routers] + [p.name for p in peps]
+    proxies = list(spec.peps or ())
+    names = [h.name for h in spec.hosts] + [r.name for r in spec.routers]
+    names += [p.name for p in proxies]
     node = {name: index for index, name in enumerate(names)}
     for link_plan, link in zip(plan["links"], spec.links, strict=True):
         link_plan["nodes"] = [node[name] for name in link.between or ()]
@@ -356,10 +357,10 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
         }
         for flow, app in zip(spec.flows, spec.flow_apps(), strict=True)
     ]
-    routers = [_router(r) for r in spec.routers] + [{"name": pep.name} for pep in peps]
+    routers = [_router(r) for r in spec.routers] + [{"name": pep.name} for pep in proxies]
     plan = {**plan, "routers": routers, "flows": flows}
-    if peps:
-        plan["peps"] = [_pep(pep, node[pep.name]) for pep in peps]
+    if proxies:
+        plan["peps"] = [_pep(pep, node[pep.name]) for pep in proxies]
     return plan
 
 

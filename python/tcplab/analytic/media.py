@@ -92,7 +92,7 @@ def objectives(settings: MediaObjectives | None) -> Objectives:
     if settings is None:
         return PRESETS[DEFAULT_PRESET]
     base = PRESETS[settings.preset]
-    given = {
+    given: dict[str, Any] = {
         "delay_ns": settings.delay,
         "delay_variation_ns": settings.delay_variation,
         "loss_ratio": settings.loss_ratio,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -75,7 +76,7 @@ class Verdict:
         }
 
 
-def flag(row: Mapping[str, object], rtt_s: float, max_timing_error: float) -> str:
+def flag(row: Mapping[Any, object], rtt_s: float, max_timing_error: float) -> str:
     """Why the emulator's run of a point cannot be trusted, or "" if it can."""
     reasons = []
     p99 = row.get("emu_timing_error_us_p99_us")

@@ -188,7 +188,7 @@ def _print_result(result: RunResult, model: Mapping[str, Any] | str | None) -> N
     title += f", mean ± 95 % CI of {repetitions} repetitions)" if repetitions else ")"
     table = Table(title=title)
     table.add_column("")
-    columns = [(meta["backend"], result.summary)]
+    columns: list[tuple[str, Mapping[str, Any]]] = [(meta["backend"], result.summary)]
     if isinstance(model, Mapping):
         columns.append(("model", model))
     for name, _ in columns:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -22,6 +22,7 @@ from tcplab.cli.sweep_output import (
 )
 from tcplab.errors import TcplabError
 from tcplab.experiments import sweeps
+from tcplab.experiments.executors import ExecutorName
 from tcplab.experiments.store import Store
 
 
@@ -87,7 +88,9 @@ def sweep_file(
     show_progress = not json_output and console.is_terminal
     try:
         with SweepProgress(console, total, total - len(plan.pending), show_progress) as progress:
-            sweeps.run_sweep(plan, executor, jobs, scheduler, on_run=progress)
+            # run_tasks refuses a name that is neither.
+            name = cast(ExecutorName, executor)
+            sweeps.run_sweep(plan, name, jobs, scheduler, on_run=progress)
     except TcplabError as error:
         raise fail(error) from None
     except KeyboardInterrupt:

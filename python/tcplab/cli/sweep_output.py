@@ -170,7 +170,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     # .item() turns numpy scalars into Python ones, which JSON can write.
     return [
         {
-            key: plain(value.item() if hasattr(value, "item") else value)
+            str(key): plain(value.item() if hasattr(value, "item") else value)
             for key, value in row.items()
         }
         for row in frame.to_dict(orient="records")

@@ -152,7 +152,7 @@ class Store:
         else:
             os.rename(temporary, final)
         (self.directory / FAILURES_DIR / f"{run_id}.json").unlink(missing_ok=True)
-        return final
+        return Path(final)
 
     def write_failure(self, meta: Mapping[str, Any], error: str) -> Path:
         """Record a run that raised; it stays missing, so the next sweep tries it again."""

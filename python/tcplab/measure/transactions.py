@@ -70,7 +70,9 @@ class ClientSide:
 def run_client(sock: socket.socket, side: ClientSide, workload: Workload, deadline_ns: int) -> None:
     """Transactions on the non-blocking, connected `sock` until the deadline or the
     workload's count of transactions; each wait is bounded by the deadline."""
-    request_size, response_size = int(workload.request_size), int(workload.response_size)
+    # An rr workload has both sizes (Workload's check).
+    assert workload.request_size is not None and workload.response_size is not None
+    request_size, response_size = workload.request_size, workload.response_size
     read_size, limit = workload.client_read_size, workload.transactions
     request = memoryview(bytes(min(request_size, MESSAGE_CHUNK)))
     buffer = bytearray(read_size)

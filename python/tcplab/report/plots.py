@@ -169,7 +169,7 @@ def format_value(column: str, value: object) -> str:
     """One value of a column for a legend or a tick, with its unit: "32 KiB", "6.5 dB"."""
     kind = quantity(column).kind
     if not _is_numeric(pd.Series([value]), kind):
-        return display.flag(value) if isinstance(value, (bool, np.bool_)) else str(value)
+        return display.flag(bool(value)) if isinstance(value, (bool, np.bool_)) else str(value)
     number = float(numeric(pd.Series([value]), kind).iloc[0])
     shown = scale(kind, [number])
     text = f"{number / shown.factor:.4g}"
