@@ -20,7 +20,7 @@ the ns-3 scenario that means the same thing, mirroring tcplab's semantics:
 Output (stdout, one JSON object): goodput_bps, elapsed_s, bytes_delivered, bytes_written,
 completed, segments_sent, retransmits, fast_retransmits, timeouts, series {t_s,
 interval_bytes}, links [...], events, wall_s_import, warm (an earlier plan of this process
-paid the import), wall_s_run (Simulator::Run only), wall_s_total, settings [[scope,
+paid the import), wall_s_run and cpu_s_run (Simulator::Run only), wall_s_total, settings [[scope,
 attribute, value, why], ...], warnings [...], and trace {...} with --trace. Exit status 2
 for a plan ns-3 cannot mirror.
 
@@ -896,9 +896,11 @@ def run_plan(
     if verbose:
         print_settings(settings, warnings)
 
-    t_run = time.perf_counter()
+    t_run, cpu_run = time.perf_counter(), time.process_time()
     ns.Simulator.Run()
     wall_run = time.perf_counter() - t_run
+    # This process's CPU during Run: on a shared machine, the work itself.
+    cpu_run = time.process_time() - cpu_run
 
     g = peer.g
     file_done = bool(file_bytes) and g.doneNs >= 0
@@ -950,6 +952,7 @@ def run_plan(
         "wall_s_import": wall_import,
         "warm": warm,
         "wall_s_run": wall_run,
+        "cpu_s_run": cpu_run,
         "wall_s_total": time.perf_counter() - _T_START,
         "settings": settings,
         "warnings": warnings,

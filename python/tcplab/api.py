@@ -51,7 +51,8 @@ def run(scenario: Scenario, backend: str | None = None, seed: int | None = None)
         )
     runner = get_backend(spec.backend)
     # What the backend honours, checked once for all repetitions (only the seed differs).
-    capabilities.check(resolve(spec), spec.backend)
+    checked = resolve(spec)
+    capabilities.check(checked, spec.backend)
     canonical = canonical_dict(spec)
     meta = {
         "name": spec.name,
@@ -65,7 +66,9 @@ def run(scenario: Scenario, backend: str | None = None, seed: int | None = None)
     for repetition in range(spec.repetitions):
         run_seed = derive_seed(spec.seed, repetition)
         try:
-            raw = runner.run(resolve(spec, seed=run_seed))
+            # The first repetition runs with the spec's own seed: the plan just checked.
+            plan = checked if run_seed == spec.seed else resolve(spec, seed=run_seed)
+            raw = runner.run(plan)
         except FieldRefused as error:
             # A backend refuses a field it cannot honour (e.g. the model backend and a path
             # it has no formula for). Any other exception is a fault of tcplab, not of the
