@@ -13,6 +13,7 @@ from tcplab.backends import capabilities
 from tcplab.calibrate import grid
 from tcplab.calibrate import report as calibration_report
 from tcplab.errors import SpecError
+from tcplab.plan import resolve
 from tcplab.spec import Spec, validate_spec
 
 
@@ -61,3 +62,21 @@ def test_the_model_uses_the_simulators_802_11b_timings() -> None:
     assert wlan.WLAN_PLCP_S == {"long": 192e-6, "short": 96e-6}
     assert (wlan.WLAN_CW_MIN, wlan.WLAN_ACK_BYTES) == (31, 14)
     assert shared.TCP_IP_HEADER_BYTES == 40
+
+
+def test_the_abr_defaults_are_the_cores_tm4_parameters() -> None:
+    # ATM Forum TM 4.0 §5.10.2, as crates/sim/src/atm/abr/source.rs has them: an [abr]
+    # table left empty resolves to exactly those.
+    spec = validate_spec(
+        {
+            "hosts": [{"name": "a"}, {"name": "b"}],
+            "routers": [{"name": "sw", "switch": {}}],
+            "links": [
+                {"kind": "atm", "rate": "150Mbps", "delay": "1ms", "between": ["a", "sw"]},
+                {"kind": "atm", "rate": "150Mbps", "delay": "1ms", "between": ["sw", "b"]},
+            ],
+            "flows": [{"src": "a", "dst": "b"}],
+            "abr": {},
+        }
+    )
+    assert resolve(spec)["abr"] == shared.ABR_TM4

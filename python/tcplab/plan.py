@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from tcplab.analytic import ber_curves
-from tcplab.analytic.framing import ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
+from tcplab.analytic.framing import CELL_BITS, ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
 from tcplab.errors import SpecError
 from tcplab.spec import (
     ERROR_MODEL_FIELDS,
@@ -36,8 +36,6 @@ from tcplab.spec.trace import LINK_PATH
 from tcplab.spec.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
-# ABR rates are written as bit rates of whole cells: 53 bytes, 424 bits a cell.
-CELL_BITS = 424
 
 
 def derive_seed(seed: int, repetition: int) -> int:

@@ -22,6 +22,9 @@ WLAN_CW_MIN: int = _CONSTANTS["wlan"]["cw_min"]
 WLAN_ACK_BYTES: int = _CONSTANTS["wlan"]["ack_bytes"]
 WLAN_PLCP_NS: dict[str, int] = dict(_CONSTANTS["wlan"]["plcp_ns"])
 """802.11b (IEEE 802.11-1999 §9.2.3, §15.3.3, §18.2.2): crates/sim/src/wlan/phy.rs."""
+ABR_TM4: dict[str, float] = dict(_CONSTANTS["abr_tm4"])
+"""ATM Forum TM 4.0's ABR source parameters (§5.10.2) but PCR, rates in cells/s and times
+in ns: crates/sim/src/atm/abr/source.rs, SourceParams::tm4_defaults."""
 RESULT_COLUMNS: dict[str, tuple[str, ...]] = {
     part: tuple(empty) for part, empty in json.loads(_CONSTANTS["result_columns"]).items()
 }

@@ -141,6 +141,21 @@ fn constants(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("tcp_ip_header_bytes", tcplab_sim::plan::TCP_IP_HEADER_BYTES)?;
     out.set_item("wlan", wlan)?;
     out.set_item("result_columns", tcplab_sim::result::columns_json())?;
+    // TM 4.0's ABR source parameters (rates in cells/s, times in ns); PCR is negotiated.
+    let tm4 = tcplab_sim::atm::abr::SourceParams::tm4_defaults(1.0);
+    let abr = PyDict::new(py);
+    abr.set_item("mcr_cells_s", tm4.mcr)?;
+    abr.set_item("tcr_cells_s", tm4.tcr)?;
+    abr.set_item("rif", tm4.rif)?;
+    abr.set_item("rdf", tm4.rdf)?;
+    abr.set_item("cdf", tm4.cdf)?;
+    abr.set_item("nrm", tm4.nrm)?;
+    abr.set_item("mrm", tm4.mrm)?;
+    abr.set_item("trm_ns", tm4.trm)?;
+    abr.set_item("adtf_ns", tm4.adtf)?;
+    abr.set_item("tbe_cells", tm4.tbe)?;
+    abr.set_item("frtt_ns", tm4.frtt)?;
+    out.set_item("abr_tm4", abr)?;
     Ok(out)
 }
 

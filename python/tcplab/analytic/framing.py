@@ -90,6 +90,7 @@ ENCAPSULATIONS: dict[Encapsulation, AtmEncapsulation] = {
 # ITU-T I.361 / I.363.5: a 53-byte cell carries 48 bytes of the AAL5 CPCS-PDU, whose 8-byte
 # trailer follows the SDU and its padding.
 CELL_BYTES = 53
+CELL_BITS = 8 * CELL_BYTES
 CELL_PAYLOAD_BYTES = 48
 AAL5_TRAILER_BYTES = 8
 

@@ -11,7 +11,15 @@ from pydantic import (
     model_validator,
 )
 
+from tcplab.analytic.framing import CELL_BITS
+from tcplab.shared import ABR_TM4 as TM4
+from tcplab.spec import units
 from tcplab.spec.fields import Duration, NonNegativeRate, PositiveDuration, Rate, StrictModel
+
+
+def _bit_rate(cells_per_s: float) -> str:
+    """A cell rate as the bit rate of whole cells the spec writes."""
+    return units.format_rate(round(cells_per_s * CELL_BITS))
 
 
 class Efci(StrictModel):
@@ -149,27 +157,37 @@ class Abr(StrictModel):
     pcr: Rate | None = Field(
         None, description="peak cell rate; default: the cell rate of the VC's first link"
     )
-    mcr: NonNegativeRate = Field("0bps", validate_default=True, description="minimum cell rate")
+    mcr: NonNegativeRate = Field(
+        _bit_rate(TM4["mcr_cells_s"]), validate_default=True, description="minimum cell rate"
+    )
     icr: Rate | None = Field(None, description="initial cell rate; default: pcr")
     tcr: Rate = Field(
-        "4240bps",
+        _bit_rate(TM4["tcr_cells_s"]),
         validate_default=True,
-        description="tagged cell rate, 10 cells/s (out-of-rate RM cells)",
+        description=f"tagged cell rate, {TM4['tcr_cells_s']:g} cells/s (out-of-rate RM cells)",
     )
-    rif: float = Field(1 / 16, gt=0.0, le=1.0, description="rate increase factor (x PCR)")
-    rdf: float = Field(1 / 16, gt=0.0, le=1.0, description="rate decrease factor (x ACR)")
-    cdf: float = Field(1 / 16, ge=0.0, le=1.0, description="cutoff decrease factor")
-    nrm: int = Field(32, ge=2, le=256, description="cells per forward RM cell")
-    mrm: int = Field(2, ge=1, description="cells between RM cells when Trm triggers")
+    rif: float = Field(TM4["rif"], gt=0.0, le=1.0, description="rate increase factor (x PCR)")
+    rdf: float = Field(TM4["rdf"], gt=0.0, le=1.0, description="rate decrease factor (x ACR)")
+    cdf: float = Field(TM4["cdf"], ge=0.0, le=1.0, description="cutoff decrease factor")
+    nrm: int = Field(int(TM4["nrm"]), ge=2, le=256, description="cells per forward RM cell")
+    mrm: int = Field(int(TM4["mrm"]), ge=1, description="cells between RM cells when Trm triggers")
     trm: PositiveDuration = Field(
-        "100ms", validate_default=True, description="most time between forward RM cells"
+        units.format_duration(int(TM4["trm_ns"])),
+        validate_default=True,
+        description="most time between forward RM cells",
     )
     adtf: PositiveDuration = Field(
-        "500ms", validate_default=True, description="idle time after which ACR returns to ICR"
+        units.format_duration(int(TM4["adtf_ns"])),
+        validate_default=True,
+        description="idle time after which ACR returns to ICR",
     )
-    tbe: int = Field(16_777_215, ge=1, le=16_777_215, description="transient buffer exposure")
+    tbe: int = Field(
+        int(TM4["tbe_cells"]), ge=1, le=16_777_215, description="transient buffer exposure"
+    )
     frtt: Duration = Field(
-        "0s", validate_default=True, description="fixed round-trip time signalled; 0: none"
+        units.format_duration(int(TM4["frtt_ns"])),
+        validate_default=True,
+        description="fixed round-trip time signalled; 0: none",
     )
 
     @model_validator(mode="after")
