@@ -364,7 +364,7 @@ impl Bbr {
             expected = 0;
         }
         a.epoch_acked = (a.epoch_acked + rs.acked).min(limit - s.mss);
-        let extra = (a.epoch_acked - expected.min(a.epoch_acked)).min(s.cwnd);
+        let extra = a.epoch_acked.saturating_sub(expected).min(s.cwnd);
         a.extra_acked[a.window] = a.extra_acked[a.window].max(extra);
     }
 
@@ -558,14 +558,8 @@ impl CongestionControl for Bbr {
         self.full_bw = 0.0;
         self.round_start = true;
         let loss = RateSample {
-            prior_delivered: s.delivered,
-            delivered: 0,
-            interval_ns: 0,
-            rtt_ns: None,
-            app_limited: false,
-            acked: 0,
             losses: s.mss,
-            prior_in_flight: s.flight,
+            ..RateSample::invalid(s.delivered, 0, s.flight)
         };
         self.lt_bw_sampling(s, &loss);
     }
@@ -671,14 +665,8 @@ mod tests {
     /// An ACK of one segment without a valid rate sample, that marked `losses` lost.
     fn invalid_sample(delivered: u64, losses: u64, prior_in_flight: u64) -> RateSample {
         RateSample {
-            prior_delivered: delivered,
-            delivered: 0,
-            interval_ns: 0,
-            rtt_ns: None,
-            app_limited: false,
-            acked: MSS,
             losses,
-            prior_in_flight,
+            ..RateSample::invalid(delivered, MSS, prior_in_flight)
         }
     }
 

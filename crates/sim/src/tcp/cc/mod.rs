@@ -99,6 +99,21 @@ pub struct RateSample {
 }
 
 impl RateSample {
+    /// The sample of an ACK that carried no timing (Linux `tcp_rate_gen`'s invalid sample:
+    /// delivered and interval unknown), with what it acknowledged and the flight before it.
+    pub fn invalid(prior_delivered: u64, acked: u64, prior_in_flight: u64) -> Self {
+        Self {
+            prior_delivered,
+            delivered: 0,
+            interval_ns: 0,
+            rtt_ns: None,
+            app_limited: false,
+            acked,
+            losses: 0,
+            prior_in_flight,
+        }
+    }
+
     /// Bytes per second.
     pub fn rate(&self) -> f64 {
         self.delivered as f64 * 1e9 / self.interval_ns as f64

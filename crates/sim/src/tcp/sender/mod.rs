@@ -720,6 +720,9 @@ impl Sender {
         if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
+        if self.rack_mode() {
+            return; // the RACK sender samples its retransmission queue (`on_ack_rack`)
+        }
         let prior_in_flight = self.in_flight();
         self.rate_sample = newest.map(|p| {
             let rtt = (!p.retransmitted).then(|| now - p.sent_at);
@@ -761,16 +764,11 @@ impl Sender {
     /// nothing new gives an empty one); a model-based algorithm (BBR) then sets cwnd
     /// itself, in recovery too.
     fn apply_rate_sample(&mut self, now: Nanos) {
-        let rs = self.rate_sample.take().unwrap_or(RateSample {
-            prior_delivered: self.delivered,
-            delivered: 0,
-            interval_ns: 0,
-            rtt_ns: None,
-            app_limited: false,
-            acked: 0,
-            losses: 0,
-            prior_in_flight: self.in_flight(),
-        });
+        let prior_in_flight = self.in_flight();
+        let rs = self
+            .rate_sample
+            .take()
+            .unwrap_or_else(|| RateSample::invalid(self.delivered, 0, prior_in_flight));
         if let Some(cwnd) = self.cc.on_rate_sample(&self.cc_state(now), &rs) {
             self.cwnd = cwnd;
         }

@@ -74,16 +74,7 @@ impl Sender {
                 let rtt = (!d.ever_retrans).then(|| now - d.sent_at);
                 self.rate_sample_from(now, d.tx, d.sent_at, rtt, delivered, prior_in_flight)
             }
-            _ => RateSample {
-                prior_delivered: self.delivered,
-                delivered: 0,
-                interval_ns: 0,
-                rtt_ns: None,
-                app_limited: false,
-                acked: delivered,
-                losses: 0,
-                prior_in_flight,
-            },
+            _ => RateSample::invalid(self.delivered, delivered, prior_in_flight),
         };
 
         let una_advanced = seg.ack > self.snd_una;
