@@ -178,8 +178,8 @@ def points_table(points: Any, name: str) -> Table:
         "p99 late (µs)",
         "flag",
     ]
-    for index, column in enumerate(columns):
-        table.add_column(column, justify="left" if index in (0, 11) else "right")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("point", "flag") else "right")
     for row in points.to_dict("records"):
         table.add_row(
             row["point"],
