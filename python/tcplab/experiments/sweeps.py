@@ -354,7 +354,10 @@ def _point(spec: Spec, targets: Mapping[str, Location]) -> Point:
         written = _at(canonical, location)
         labels[path] = written if isinstance(written, str) else json.dumps(written, sort_keys=True)
         held = _at(spec, location)
-        params[path] = held if isinstance(held, (bool, int, float, str)) else labels[path]
+        # An unset value stays null, so that a column of the store keeps one type across
+        # runs that set it and runs that do not.
+        scalar = held is None or isinstance(held, (bool, int, float, str))
+        params[path] = held if scalar else labels[path]
     # The id leaves repetitions out, so that asking for more repetitions adds runs to the
     # same point; it is the spec hash of the point's first run.
     point_id = spec_hash(spec.model_copy(update={"repetitions": 1}))[:16]
