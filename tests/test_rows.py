@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 import pytest
+from contract import check_result
 
 import tcplab
 from tcplab.backends import emu, rows
@@ -112,6 +113,7 @@ def test_an_emu_result_through_a_pep_has_the_cores_rows() -> None:
         ), part
     assert [tuple(row) for row in result["segments"]] == [RESULT_COLUMNS["segments"]] * 2
     assert set(result["summary"]) == {*RESULT_COLUMNS["summary"], "emu"}
+    check_result(result, "emu")
     # The flow's retransmissions add its connections'; the busiest host's CPU is the summary's.
     assert result["flows"][0]["retransmits"] == 3
     assert result["summary"]["events"] == 10
@@ -132,6 +134,7 @@ def test_parallel_emu_connections_give_the_simulators_fairness() -> None:
     result = measurement.result(
         plan, emulator, flows, rows.series([1.0], [6000]), rows.empty_trace()
     )
+    check_result(result, "emu")
     assert result["summary"]["fairness"] == pytest.approx(0.9)
     assert [row["flow"] for row in result["flows"]] == [0, 1]
     assert result["summary"]["goodput_bps"] == 8 * 6000

@@ -122,7 +122,8 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
 
 /// The names and constants Python shares with the simulator, defined once in the core:
 /// `{"congestion_controls": [...], "tcp_ip_header_bytes": 40, "wlan": {"slot_ns", "sifs_ns",
-/// "difs_ns", "cw_min", "ack_bytes", "plcp_ns": {"long", "short"}}}`.
+/// "difs_ns", "cw_min", "ack_bytes", "plcp_ns": {"long", "short"}}, ...}`, and the JSON Schemas
+/// of the plan and the result (JSON text) generated from the core's types.
 #[pyfunction]
 fn constants(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     use tcplab_sim::wlan::phy;
@@ -141,6 +142,8 @@ fn constants(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("tcp_ip_header_bytes", tcplab_sim::plan::TCP_IP_HEADER_BYTES)?;
     out.set_item("wlan", wlan)?;
     out.set_item("result_columns", tcplab_sim::result::columns_json())?;
+    out.set_item("plan_schema", tcplab_sim::plan::schema_json())?;
+    out.set_item("result_schema", tcplab_sim::result::schema_json())?;
     // TM 4.0's ABR source parameters (rates in cells/s, times in ns); PCR is negotiated.
     let tm4 = tcplab_sim::atm::abr::SourceParams::tm4_defaults(1.0);
     let abr = PyDict::new(py);

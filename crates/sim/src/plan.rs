@@ -21,13 +21,14 @@ pub use media::{StreamPlan, Transport, MAX_UDP_MESSAGE};
 pub use peps::PepPlan;
 pub use wlan::{Preamble, WlanPlan};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::PlanError;
 use crate::tcp::cc::CubicVariant;
 use crate::tcp::{HyStartVariant, LossRecovery, NagleVariant, RtoForm};
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     pub seed: u64,
@@ -50,7 +51,7 @@ pub struct Plan {
     pub abr: Option<AbrPlan>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostPlan {
     pub name: String,
@@ -61,7 +62,7 @@ pub struct HostPlan {
 }
 
 /// What the host's one CPU spends on each kind of work (docs/models/hosts.md).
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuPlan {
     /// Protocol processing of each packet sent or received.
@@ -76,7 +77,7 @@ pub struct CpuPlan {
     pub ring_packets: u64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpPlan {
     pub cc: String,
@@ -127,7 +128,7 @@ fn written<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(deserializer)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkPlan {
     /// The node the forward direction leaves and the node it reaches.
@@ -140,7 +141,7 @@ pub struct LinkPlan {
 }
 
 /// One direction of a full-duplex link.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelPlan {
     pub rate_bps: u64,
@@ -154,14 +155,14 @@ pub struct ChannelPlan {
     pub atm: Option<AtmPlan>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum QueuePlan {
     Packets(u64),
     Bytes(u64),
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum ErrorPlan {
     None,
@@ -179,14 +180,14 @@ pub enum ErrorPlan {
     },
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FramingPlan {
     pub overhead_bytes: u32,
     pub min_payload_bytes: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AppKind {
     Bulk,
@@ -201,7 +202,7 @@ pub enum AppKind {
 
 /// Which way a message travels between the flow's first host (the client) and its second
 /// (the server); `Both` is upstream, then downstream once the server holds all of it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     #[default]
@@ -210,7 +211,7 @@ pub enum Direction {
     Both,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppPlan {
     pub kind: AppKind,
@@ -242,7 +243,7 @@ pub struct AppPlan {
 }
 
 /// Packet captures of link directions (docs/pcap.md).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TracePlan {
     pub pcap: Vec<PcapPlan>,
@@ -252,28 +253,28 @@ pub struct TracePlan {
 
 /// What a capture records (docs/pcap.md): a link's directions, each at its sending end, or
 /// everything a host sends and receives, at its interface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum PcapPlan {
     Link(LinkCapture),
     Host(HostCapture),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkCapture {
     pub link: usize,
     pub direction: CaptureDirection,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostCapture {
     /// The host's index in the plan's hosts.
     pub host: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CaptureDirection {
     Both,
@@ -422,6 +423,13 @@ impl ErrorPlan {
             }
         }
     }
+}
+
+/// The plan's JSON Schema (draft 2020-12), generated from these types: every plan
+/// `Plan::from_json` reads is valid against it (its ranges and cross-field rules are
+/// checked by `validate`). Exported to Python as `tcplab.shared.PLAN_SCHEMA`.
+pub fn schema_json() -> String {
+    serde_json::to_string(&schemars::schema_for!(Plan)).expect("a schema serializes")
 }
 
 impl Plan {

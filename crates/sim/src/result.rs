@@ -1,12 +1,13 @@
 //! The run's result, serialized as documented in docs/internals/plan-and-result.md.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::columns::{direction_labels, Column, Table, Values};
 use crate::media::StreamResult;
 use crate::metrics::{LatencySummary, LimitShares, SeriesOut, Trace};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct RunResult {
     pub summary: Summary,
     pub flows: Vec<FlowResult>,
@@ -38,7 +39,7 @@ pub struct RunResult {
 /// the order a result has them. Optional columns (a summary's `atm`, `wlan`, `rr`; a wlan
 /// link row's `retries`, `collisions`) are left out. The Python backends that build
 /// results themselves (model, emu) take their columns from it (tcplab.backends.rows).
-#[derive(Default, Serialize)]
+#[derive(Default, Serialize, JsonSchema)]
 struct Columns {
     summary: Summary,
     flows: FlowResult,
@@ -47,6 +48,16 @@ struct Columns {
     links: LinkResult,
     series: SeriesOut,
     trace: Trace,
+}
+
+/// The result's JSON Schema (draft 2020-12) as `run_json` writes it, generated from these
+/// types. Exported to Python as `tcplab.shared.RESULT_SCHEMA`.
+pub fn schema_json() -> String {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    let schema = generator.into_root_schema_for::<RunResult>();
+    serde_json::to_string(&schema).expect("a schema serializes")
 }
 
 pub fn columns_json() -> String {
@@ -78,7 +89,7 @@ pub struct Capture {
     pub pcap: Vec<u8>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Summary {
     pub goodput_bps: f64,
     pub elapsed_s: f64,
@@ -113,7 +124,7 @@ pub struct Summary {
 
 /// The 802.11 media's frames in the run's summary, all stations and the APs together
 /// (docs/models/wlan.md).
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct WlanSummary {
     /// Data frame transmission attempts.
     pub frames: u64,
@@ -127,7 +138,7 @@ pub struct WlanSummary {
     pub queue_drops: u64,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct FlowResult {
     pub flow: usize,
     pub src: String,
@@ -147,7 +158,7 @@ pub struct FlowResult {
 
 /// One connection of a flow split by a PEP: segment 0 leaves the flow's source, the last
 /// reaches its destination; its row holds that connection's own counts.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct SegmentResult {
     pub segment: usize,
     /// The most the PEP's relay at this segment's end held; None for the last segment.
@@ -156,7 +167,7 @@ pub struct SegmentResult {
     pub connection: FlowResult,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct HostResult {
     pub host: String,
     pub cpu_utilisation: f64,
@@ -168,7 +179,7 @@ pub struct HostResult {
     pub ring_drops: u64,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct LinkResult {
     pub link: usize,
     pub direction: &'static str,
@@ -187,7 +198,7 @@ pub struct LinkResult {
 }
 
 /// The ATM links' cells in the run's summary (docs/models/atm.md).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct AtmSummary {
     /// Seed 001's efficiency: the run's total TCP goodput (bytes delivered to the
     /// applications · 8 / elapsed time) over `max_goodput_bps`. None when some flow
@@ -215,7 +226,7 @@ pub struct AtmSummary {
 }
 
 /// One output port: the direction of an ATM link that a node sends on.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct AtmPortResult {
     pub link: usize,
     pub direction: &'static str,
@@ -233,7 +244,7 @@ pub struct AtmPortResult {
 
 /// Cells waiting at each ATM port, sampled every trace interval: one row per port and
 /// sample, as columns.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct AtmQueueSeries {
     pub t_s: Vec<f64>,
     pub link: Vec<usize>,
@@ -274,7 +285,7 @@ impl AtmQueueSeries {
 
 /// Each ABR VC's allowed cell rate (ACR, cells/s), sampled every trace interval: one row
 /// per VC and sample, as columns.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct AbrAcrSeries {
     pub t_s: Vec<f64>,
     pub flow: Vec<usize>,

@@ -8,6 +8,7 @@ mod fragments;
 
 pub use fragments::fragments;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::engine::{Nanos, RngStream};
@@ -188,7 +189,7 @@ impl MediaStream {
 
 /// One stream's messages, by sequence number: size, send time and arrival time (None: not
 /// arrived by the end of the run).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct StreamResult {
     pub stream: String,
     pub transport: &'static str,

@@ -1,11 +1,12 @@
 //! Transaction latencies of request/response flows, summarised as netperf's TCP_RR
 //! reports them: the rate, the mean, and percentiles.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::engine::{Nanos, NS_PER_S};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct LatencySummary {
     pub transactions: u64,
     pub transactions_per_s: f64,

@@ -7,6 +7,7 @@ mod latency;
 pub use fairness::jain_index;
 pub use latency::LatencySummary;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::columns::{Column, Table, Values};
@@ -24,7 +25,7 @@ pub struct IntervalSeries {
     buckets: Vec<u64>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct SeriesOut {
     pub t_s: Vec<f64>,
     pub interval_bytes: Vec<u64>,
@@ -83,7 +84,7 @@ impl IntervalSeries {
 /// §2.3); the two running totals, bytes acknowledged (64-bit: a long run passes 4 GiB) and
 /// retransmitted segments, let a reader take any interval's difference (iperf3's
 /// per-interval bytes and retransmits); a sample is 48 bytes (crate::columns).
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Trace {
     pub flow: Vec<u32>,
     pub t_s: Vec<f64>,
@@ -158,7 +159,7 @@ pub struct LimitClock {
     app: Nanos,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct LimitShares {
     pub rwnd: f64,
     pub sndbuf: f64,

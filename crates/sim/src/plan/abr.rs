@@ -1,6 +1,7 @@
 //! The plan's ABR parts (docs/models/abr.md): the source parameters every ABR VC uses, and
 //! the feedback scheme of a switch's output ports. Rates are cells/s, times ns.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Plan;
@@ -11,7 +12,7 @@ use crate::error::PlanError;
 
 /// The ABR source parameters of every VC (TM 4.0 §5.10.2). With it, each connection's
 /// VCs over ATM are ABR: their cells leave at ACR and carry RM cells.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbrPlan {
     /// Peak cell rate; None: the cell rate of the VC's first link.
@@ -72,7 +73,7 @@ impl AbrPlan {
 }
 
 /// How a switch's output ports steer ABR sources.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum FeedbackPlan {
     /// None: the port only queues and discards (UBR).
@@ -106,7 +107,7 @@ pub enum FeedbackPlan {
     },
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FairSharePlan {
     /// The VCs that sent a cell in the averaging interval (Jain et al.).
@@ -116,7 +117,7 @@ pub enum FairSharePlan {
     Established,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MarkPlan {
     Efci,
@@ -132,7 +133,7 @@ impl MarkPlan {
     }
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EricaPlusPlan {
     pub t0_ns: u64,

@@ -1,13 +1,14 @@
 //! The plan's ATM parts: cell links and switches (docs/models/atm.md), and the checks that
 //! they fit together and fit the hosts' segments.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{ErrorPlan, FeedbackPlan, PcapPlan, Plan};
 use crate::error::PlanError;
 
 /// One direction of an ATM link. Its `rate_bps` is the rate of the cell slots.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtmPlan {
     /// Octets per cell slot: 53, or 54 where the PHY sends a command octet before each
@@ -24,7 +25,7 @@ pub struct AtmPlan {
 pub const MAX_AAL5_SDU: u64 = 65_535;
 
 /// An ATM switch's output ports: a cell buffer each, and how it discards.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchPlan {
     pub buffer_cells: u64,
@@ -36,7 +37,7 @@ pub struct SwitchPlan {
     pub feedback: FeedbackPlan,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DiscardPlan {
     /// Plain UBR: a cell that finds the buffer full is lost, nothing more.

@@ -1,6 +1,7 @@
 //! The plan's flows and the nodes they run between: each link names its two nodes, hosts
 //! first and then routers, and each flow its two hosts.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{AppKind, AppPlan, Direction, Plan, Transport};
@@ -8,7 +9,7 @@ use crate::error::PlanError;
 use crate::topology::Network;
 
 /// A store-and-forward node.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RouterPlan {
     pub name: String,
@@ -19,7 +20,7 @@ pub struct RouterPlan {
 
 /// One TCP connection: the host that opens it (`src`, the client), the host it connects to
 /// (`dst`), and the application running over it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowPlan {
     pub src: usize,

@@ -1,12 +1,13 @@
 //! The media application's streams (docs/models/media.md): messages of a size sent at a
 //! fixed interval over TCP or UDP, each stream its own connection or datagram flow.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{positive, Direction, Plan};
 use crate::error::PlanError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     Tcp,
@@ -23,7 +24,7 @@ impl Transport {
 }
 
 /// One stream of a media application: a message every `interval_ns`, from `start_ns` on.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamPlan {
     pub name: String,

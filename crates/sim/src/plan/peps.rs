@@ -1,13 +1,14 @@
 //! The plan's split-connection PEPs (docs/models/pep.md): router nodes that terminate the
 //! TCP connections of the flows crossing them, each side with its own TCP settings.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{AppKind, Plan, TcpPlan};
 use crate::error::PlanError;
 
 /// A Performance Enhancing Proxy at a router node (RFC 3135 §2.4, split connection).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PepPlan {
     pub name: String,

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{positive, LinkPlan, Plan, QueuePlan};
@@ -14,7 +15,7 @@ pub const DATA_RATES_BPS: [u64; 4] = [1_000_000, 2_000_000, 5_500_000, 11_000_00
 /// The basic rate set, in which control frames (the link-layer ACK) are sent.
 pub const BASIC_RATES_BPS: [u64; 2] = [1_000_000, 2_000_000];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Preamble {
     /// 144-bit preamble and 48-bit header at 1 Mb/s: 192 µs.
@@ -24,7 +25,7 @@ pub enum Preamble {
 }
 
 /// A wlan link joins an access point to one station; links on the same medium share it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WlanPlan {
     /// Which of the link's two nodes is the access point: 0 for the node the forward

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use crate::engine::{Nanos, NS_PER_S};
 
 /// Where `min_rto` applies.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RtoForm {
     /// RTO = max(min_rto, SRTT + max(G, 4·RTTVAR)), RFC 6298 §2.2–2.4.

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use crate::engine::Nanos;
 
 /// Which CUBIC `cc = "cubic"` runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CubicVariant {
     /// RFC 9438 as written (`cubic.rs`).

@@ -32,7 +32,7 @@ use rtx_queue::TxRate;
 const DUPACK_THRESHOLD: u32 = 3;
 
 /// Which small segments Nagle's algorithm holds back.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NagleVariant {
     /// RFC 896 as RFC 1122 §4.2.3.4 states it: while any data is unacknowledged.
@@ -44,7 +44,7 @@ pub enum NagleVariant {
 }
 
 /// How a SACK connection finds and repairs losses.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossRecovery {
     /// By duplicate ACKs: RFC 6675 with SACK (RFC 5681 / 6582 without), the timer for the
@@ -57,7 +57,7 @@ pub enum LossRecovery {
 }
 
 /// Which HyStart ends the initial slow start when `hystart` is on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HyStartVariant {
     /// HyStart++, RFC 9406, for every algorithm but BBR.

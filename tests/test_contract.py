@@ -1,0 +1,118 @@
+"""The plan Python builds and the results the Python backends build satisfy the contract the
+Rust core defines once: the JSON Schemas schemars generates from crates/sim/src/plan.rs and
+result.rs (tcplab.shared.PLAN_SCHEMA, RESULT_SCHEMA; docs/internals/plan-and-result.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from contract import check_plan, check_result
+
+import tcplab
+from tcplab import _sim, profiles
+from tcplab.backends import capabilities, model
+from tcplab.errors import Unsupported
+from tcplab.experiments.sweeps import expand
+from tcplab.papers import PACKS
+from tcplab.plan import resolve, topology_form
+from tcplab.shared import PLAN_SCHEMA, RESULT_SCHEMA
+from tcplab.spec import json_schema, validate_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+PATH = {"duration": "1s", "links": [{"rate": "10Mbps", "delay": "10ms"}]}
+
+
+def test_the_schemas_are_valid_json_schemas() -> None:
+    jsonschema.Draft202012Validator.check_schema(PLAN_SCHEMA)
+    jsonschema.Draft202012Validator.check_schema(RESULT_SCHEMA)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_every_point_of_every_example_resolves_to_a_plan_of_the_cores_schema(
+    example: Path,
+) -> None:
+    for point in expand(tcplab.load_spec(example), example):
+        check_plan(resolve(point.spec))
+
+
+@pytest.mark.parametrize("profile", list(profiles.STACKS))
+def test_every_profiles_plan_is_of_the_cores_schema(profile: str) -> None:
+    hosts = [{"name": "a", "tcp": {"profile": profile}}, {"name": "b", "tcp": {"profile": profile}}]
+    check_plan(resolve(validate_spec({**PATH, "hosts": hosts})))
+
+
+@pytest.mark.parametrize("pack", list(PACKS))
+def test_every_point_of_every_packs_quick_run_is_of_the_cores_schema(pack: str) -> None:
+    for experiment in PACKS[pack].experiments:
+        for point in expand(validate_spec(experiment.scenario(True))):
+            check_plan(resolve(point.spec))
+
+
+def test_a_plan_the_schema_refuses_the_core_refuses() -> None:
+    # The schema is the core's: a field it does not know, or a required one left out, is
+    # refused by both.
+    plan = topology_form(resolve(validate_spec(PATH)))
+    for bad in ({**plan, "colour": 1}, {k: v for k, v in plan.items() if k != "seed"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, PLAN_SCHEMA, cls=jsonschema.Draft202012Validator)
+        with pytest.raises(ValueError):
+            _sim.run(json.dumps(bad))
+
+
+def test_the_simulators_own_result_is_of_the_result_schema() -> None:
+    plan = topology_form(resolve(validate_spec(PATH)))
+    jsonschema.validate(
+        json.loads(_sim.run(json.dumps(plan))), RESULT_SCHEMA, cls=jsonschema.Draft202012Validator
+    )
+
+
+def _model_accepts(plan: dict[str, Any]) -> bool:
+    try:
+        capabilities.check(plan, "model")
+        model.run(plan)
+    except Unsupported:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_the_models_result_is_of_the_cores_result_schema(example: Path) -> None:
+    plan = resolve(expand(tcplab.load_spec(example), example)[0].spec)
+    if not _model_accepts(plan):
+        pytest.skip("the model backend does not run this example")
+    check_result(model.run(plan), "model")
+
+
+def test_the_tcp_table_of_tcplab_schema_is_the_plans() -> None:
+    # Every [hosts.tcp] field of the scenario schema reaches the plan's TcpPlan (durations
+    # as _ns), and each named choice accepts exactly the values the core does.
+    shown = json_schema()["$defs"]["Tcp"]["properties"]
+    planned = PLAN_SCHEMA["$defs"]["TcpPlan"]["properties"]
+    assert {name.removesuffix("_ns") for name in planned} == set(shown) - {"profile"}
+    for name, prop in planned.items():
+        if "$ref" in prop:
+            choices = PLAN_SCHEMA["$defs"][prop["$ref"].rsplit("/", 1)[1]]
+            assert set(shown[name]["enum"]) == _values(choices), name
+
+
+def _values(schema: dict[str, Any]) -> set[str]:
+    """The strings an enum's schema accepts, as schemars writes them (one `enum`, or a
+    `oneOf` of documented `const`s and `enum`s)."""
+    if "oneOf" in schema:
+        return set().union(*(_values(variant) for variant in schema["oneOf"]))
+    return set(schema["enum"]) if "enum" in schema else {schema["const"]}
+
+
+def test_a_result_row_off_the_schema_is_refused() -> None:
+    result = model.run(resolve(validate_spec(PATH)))
+    check_result(result, "model")
+    extra = {**result, "flows": [{**result["flows"][0], "colour": 1}]}
+    missing = {**result, "links": [{k: v for k, v in result["links"][0].items() if k != "bytes"}]}
+    for bad in (extra, missing):
+        with pytest.raises(jsonschema.ValidationError):
+            check_result(bad, "model")
