@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from tcplab.errors import BackendError, SpecError, TcplabError, Unsupported
+from tcplab.extras import needed
 from tcplab.version import __version__
 
 if TYPE_CHECKING:
@@ -39,7 +40,9 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'tcplab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
+    # Store, open_results and sweep need the 'store' extra: its absence is said by name.
+    with needed(f"tcplab.{name}"):
+        value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tcplab.extras import needed
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -114,7 +116,8 @@ class Columns(Mapping[str, list[Any]]):
     def to_arrow(self) -> pa.Table:
         """A pyarrow Table: float columns wrap their buffers without a copy, integer columns
         become int64 (as the other backends' lists do), labels become strings."""
-        import pyarrow as pa
+        with needed("Columns.to_arrow"):
+            import pyarrow as pa
 
         arrays = {}
         for name, column in self._columns.items():
@@ -147,7 +150,9 @@ class Columns(Mapping[str, list[Any]]):
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame of the columns (integers as int64, labels as strings)."""
         import numpy as np
-        import pandas as pd
+
+        with needed("a DataFrame"):
+            import pandas as pd
 
         data: dict[str, Any] = {}
         for name, column in self._columns.items():

@@ -15,6 +15,7 @@ from tcplab.analytic import media
 from tcplab.columns import Columns
 from tcplab.errors import BackendError, TcplabError
 from tcplab.experiments.stats import mean_std_ci95
+from tcplab.extras import needed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -296,8 +297,9 @@ class RunResult:
 
 
 def _parquet_bytes(columns: Columns) -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    with needed("saving a result's series and trace as Parquet"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
     sink = pa.BufferOutputStream()
     pq.write_table(columns.to_arrow(), sink)
@@ -305,7 +307,8 @@ def _parquet_bytes(columns: Columns) -> bytes:
 
 
 def _read_parquet(path: Path) -> pa.Table:
-    import pyarrow.parquet as pq
+    with needed(f"reading {path}"):
+        import pyarrow.parquet as pq
 
     try:
         return pq.read_table(path)
@@ -315,7 +318,8 @@ def _read_parquet(path: Path) -> pa.Table:
 
 def _frame(data: Any = None, columns: list[str] | None = None) -> pd.DataFrame:
     # pandas loads on the first frame asked for, not with every run.
-    import pandas as pd
+    with needed("a DataFrame"):
+        import pandas as pd
 
     return pd.DataFrame(data, columns=columns)
 

@@ -22,6 +22,7 @@ from tcplab.cli.common import (
     internal_fault,
     report_error,
 )
+from tcplab.extras import MissingExtra, missing_extra
 from tcplab.version import __version__
 
 # Each command: its module, the function (or Typer group) there, and whether it is a group.
@@ -101,6 +102,18 @@ def main() -> None:
         code = USER_ERROR
     except (KeyboardInterrupt, typer.Abort):
         code = INTERRUPTED
+    except MissingExtra as error:
+        report_error(error, USER_ERROR)
+        code = USER_ERROR
+    except ModuleNotFoundError as error:
+        # A package of an extra that is not installed: the user's to install, not a fault.
+        extra = missing_extra(error, f"tcplab {asked}" if only == asked else None)
+        if extra is None:
+            internal_fault(error, sys.argv[1:])
+            code = INTERNAL_ERROR
+        else:
+            report_error(extra, USER_ERROR)
+            code = USER_ERROR
     except Exception as error:
         internal_fault(error, sys.argv[1:])
         code = INTERNAL_ERROR

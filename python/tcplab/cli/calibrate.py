@@ -16,6 +16,7 @@ from rich.table import Table
 
 from tcplab.cli.common import console, fail, print_table
 from tcplab.errors import TcplabError
+from tcplab.extras import require
 from tcplab.report import display
 
 BOUNDS_EXCEEDED = 1
@@ -80,6 +81,8 @@ def calibrate_command(
 ) -> None:
     """Run a grid's points on the simulator and on this machine's kernel (through the
     emulator) and report, per point, how far the simulator is from the kernel."""
+    # Before any point runs: the points are stored, and --html draws them.
+    require("report" if html is not None else "store", "tcplab calibrate")
     from tcplab import calibrate as calibration
     from tcplab.calibrate.bounds import BOUNDS_FILE
 

@@ -50,9 +50,14 @@ def compare_command(
     streams = list(dict.fromkeys(s for r in results.values() for s in r.summary.get("media", {})))
     if streams:
         console.print(comparison_table(summaries, display.media_summary_rows(streams)))
-    console.print(series_table({name: r.to_pandas() for name, r in results.items()}))
+    console.print(
+        series_table(
+            {name: (r.series["t_s"], r.interval_goodputs()) for name, r in results.items()}
+        )
+    )
     for note in explain(summaries):
         console.print(f"- {note}")
+
 
 def comparison_table(
     summaries: Mapping[str, Mapping[str, Any]],
@@ -82,16 +87,20 @@ def comparison_table(
         table.add_row(label, *cells, ratio)
     return table
 
-def series_table(frames: Mapping[str, Any]) -> Table:
-    names = list(frames)
+
+def series_table(series: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> Table:
+    """Each backend's goodput per interval: `series` maps a backend to its interval stamps
+    and goodputs."""
+    names = list(series)
     table = Table(title="goodput per interval", box=box.SIMPLE)
     table.add_column("t (s)", justify="right")
-    peak = max(float(frame["goodput_bps"].max()) for frame in frames.values())
+    peak = max((max(goodputs, default=0.0) for _, goodputs in series.values()), default=0.0)
     factor, unit = display.rate_unit(peak)
     for name in names:
         table.add_column(f"{name} ({unit})", justify="right")
     columns = {
-        name: list(zip(f["t_s"], f["goodput_bps"], strict=True)) for name, f in frames.items()
+        name: list(zip(stamps, goodputs, strict=True))
+        for name, (stamps, goodputs) in series.items()
     }
     for row in range(max(len(c) for c in columns.values())):
         cells = []

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from tcplab import papers
 from tcplab.cli.common import (
     INTERRUPTED,
     RUNS_FAILED,
@@ -16,13 +15,9 @@ from tcplab.cli.common import (
     print_json,
     print_table,
 )
-from tcplab.cli.reproduce_output import comparisons_table, packs_table, verdicts_table
 from tcplab.errors import TcplabError
-from tcplab.papers.pack import RunsFailed
-from tcplab.report import (
-    REPORT_FILE,
-    write_reproduction_report,
-)
+from tcplab.extras import require
+from tcplab.report import REPORT_FILE
 
 
 def reproduce_command(
@@ -56,6 +51,14 @@ def reproduce_command(
     exit status is 0 whatever the verdicts (a conclusion that does not hold is a finding,
     not an error).
     """
+    # The packs and their report need the 'report' extra: they load with the command, not
+    # with `tcplab --help`.
+    require("report", "tcplab reproduce")
+    from tcplab import papers
+    from tcplab.cli.reproduce_output import comparisons_table, packs_table, verdicts_table
+    from tcplab.papers.pack import RunsFailed
+    from tcplab.report import write_reproduction_report
+
     if list_packs:
         print_table(packs_table(papers.PACKS.values()))
         return

@@ -12,16 +12,7 @@ from tcplab.cli.common import (
     print_json,
     print_table,
 )
-from tcplab.cli.sweep import store_title
-from tcplab.cli.sweep_output import (
-    points_json,
-    points_table,
-    records_table,
-    store_summary,
-    stores_table,
-)
 from tcplab.errors import TcplabError
-from tcplab.experiments.store import MANIFEST_FILE, Store
 
 results_app = typer.Typer(
     rich_markup_mode=None, no_args_is_help=True, help="List and query results directories."
@@ -36,6 +27,11 @@ def results_list_command(
     json_output: Annotated[bool, typer.Option("--json", help="print JSON instead")] = False,
 ) -> None:
     """The points and runs of a results directory, or the results directories in a folder."""
+    # The store's packages (the 'store' extra) load with the command, not with `tcplab --help`.
+    from tcplab.cli.sweep import store_title
+    from tcplab.cli.sweep_output import points_json, points_table, store_summary, stores_table
+    from tcplab.experiments.store import MANIFEST_FILE, Store
+
     try:
         if (directory / MANIFEST_FILE).is_file():
             store = Store(directory)
@@ -71,6 +67,9 @@ def results_query_command(
     ] = False,
 ) -> None:
     """Answer an SQL query (DuckDB) over the runs of a results directory."""
+    from tcplab.cli.sweep_output import records_table
+    from tcplab.experiments.store import MANIFEST_FILE, Store
+
     try:
         if not (directory / MANIFEST_FILE).is_file():
             raise TcplabError(

@@ -20,6 +20,7 @@ from tcplab.cli.common import (
     print_json,
 )
 from tcplab.errors import TcplabError
+from tcplab.extras import MissingExtra, require
 from tcplab.report import REPORT_FILE, display
 from tcplab.result import RESULT_FILE, RunResult
 from tcplab.spec import Spec, canonical_dict, validate_spec
@@ -100,6 +101,9 @@ def run_command(
                 " its --force runs every point again)"
             )
         directory = None if no_save or spec.sweep is not None else _directory(spec, out, overwrite)
+        if directory is not None:
+            # Refused before the run, not after it: its long parts are saved as Parquet.
+            require("store", "saving a run (tcplab run without --no-save)")
     except TcplabError as error:
         raise fail(error) from None
     if spec.sweep is not None:
@@ -111,6 +115,7 @@ def run_command(
         result = api.run(spec)
         bounds = None if json_output or iperf3 else _model_summary(spec)
         saved = None if directory is None else _save(result, directory)
+        report = None if saved is None else _write_report(result, saved.parent)
         if iperf3:
             print_json(result.to_iperf3())
             return
@@ -121,7 +126,7 @@ def run_command(
         return
     _print_result(result, bounds)
     if saved is not None:
-        console.print(f"saved {saved} and {saved.parent / REPORT_FILE}")
+        console.print(f"saved {saved}" + (f" and {report}" if report is not None else ""))
         for name in result.captures:
             console.print(f"saved {saved.parent / name}.pcap")
 
@@ -146,14 +151,26 @@ def _directory(spec: Spec, out: Path | None, overwrite: bool) -> Path:
 
 
 def _save(result: RunResult, directory: Path) -> Path:
+    try:
+        return result.save(directory)
+    except OSError as error:
+        raise TcplabError(f"cannot save into {directory}: {error.strerror or error}") from None
+
+
+def _write_report(result: RunResult, directory: Path) -> Path | None:
+    """report.html beside the saved result; without the 'report' extra, a note naming it
+    instead (the result itself is saved: `tcplab report` draws it once the extra is in)."""
+    try:
+        require("report", "report.html")
+    except MissingExtra as missing:
+        typer.echo(f"note: no {REPORT_FILE} written: {missing}", err=True)
+        return None
     from tcplab.report import write_report
 
     try:
-        path = result.save(directory)
-        write_report(result, directory / REPORT_FILE)
+        return write_report(result, directory / REPORT_FILE)
     except OSError as error:
         raise TcplabError(f"cannot save into {directory}: {error.strerror or error}") from None
-    return path
 
 
 def _with_captures(spec: Spec, paths: list[str]) -> Spec:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -15,15 +15,11 @@ from tcplab.cli.common import (
     print_json,
     print_table,
 )
-from tcplab.cli.sweep_output import (
-    SweepProgress,
-    points_json,
-    points_table,
-)
 from tcplab.errors import TcplabError
-from tcplab.experiments import sweeps
-from tcplab.experiments.executors import ExecutorName
-from tcplab.experiments.store import Store
+
+if TYPE_CHECKING:
+    from tcplab.experiments.executors import ExecutorName
+    from tcplab.experiments.store import Store
 
 
 def sweep_command(
@@ -79,6 +75,10 @@ def sweep_file(
     scheduler: str | None = None,
     force: bool = False,
 ) -> None:
+    # The store's packages (the 'store' extra) load with the command, not with `tcplab --help`.
+    from tcplab.cli.sweep_output import SweepProgress, points_json, points_table
+    from tcplab.experiments import sweeps
+
     try:
         plan = sweeps.plan_sweep(file, out=out, force=force, backend=backend, seed=seed)
     except TcplabError as error:
@@ -89,7 +89,7 @@ def sweep_file(
     try:
         with SweepProgress(console, total, total - len(plan.pending), show_progress) as progress:
             # run_tasks refuses a name that is neither.
-            name = cast(ExecutorName, executor)
+            name = cast("ExecutorName", executor)
             sweeps.run_sweep(plan, name, jobs, scheduler, on_run=progress)
     except TcplabError as error:
         raise fail(error) from None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcplab.errors import TcplabError
+from tcplab.extras import require
 
 if TYPE_CHECKING:
     from tcplab.report.reproduction import write_reproduction_report
@@ -30,9 +31,11 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'tcplab.report' has no attribute {name!r}")
+    require("report", f"tcplab.report.{name}")
     value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
+
 
 __all__ = [
     "REPORT_FILE",
@@ -50,6 +53,7 @@ def write_directory_report(
     """The report of a results directory (a sweep's store, a `tcplab reproduce` output, or
     one run that `tcplab run` saved), written to `out` (default: report.html inside it);
     returns its path."""
+    require("report", "an HTML report")
     from tcplab.experiments.store import MANIFEST_FILE, open_results
     from tcplab.papers.pack import REPRODUCTION_FILE
     from tcplab.report import html
