@@ -18,10 +18,12 @@ use crate::wlan::Wlan;
 
 mod hosts;
 mod media;
+mod paths;
 mod report;
 mod wlan;
 
 use hosts::Job;
+use paths::Paths;
 
 /// Events name what they concern by index (a packet by its slot in `Simulation::packets`),
 /// so an entry of the queue is a few words and scheduling one allocates nothing.
@@ -81,6 +83,8 @@ pub struct Simulation {
     touched: Vec<usize>,
     /// The TCP connections: one per flow, or one per segment of a flow a PEP splits.
     flows: Vec<Flow>,
+    /// Their routes, as a table packets look up at every hop.
+    paths: Paths,
     relays: Vec<Relay>,
     /// Connection sides a relay moved bytes for, which run again at the same instant.
     relay_woken: Vec<(usize, usize)>,
@@ -148,6 +152,7 @@ impl Simulation {
             touched: Vec::new(),
             all_sized: pending == flows.len(),
             pending,
+            paths: Paths::new(&flows),
             flows,
             relays,
             relay_woken: Vec::new(),
@@ -282,13 +287,13 @@ impl Simulation {
     /// routers add no processing delay) or hand it to the host at the end of its route.
     fn arrive(&mut self, packet: PacketRef) {
         let p = self.packets.get_mut(packet.id);
-        let route = &self.flows[p.flow].routes[p.route];
-        if p.hop + 1 < route.len() {
+        let path = self.paths.get(p.flow, p.route);
+        if p.hop + 1 < path.hops as usize {
             p.hop += 1;
             self.offer(packet);
             return;
         }
-        let host = self.flows[p.flow].sides[1 - p.route].host;
+        let host = path.end_host as usize;
         match &mut self.cpus[host] {
             Some(cpu) => match cpu.receive(Job::Receive(packet)) {
                 Ok(()) => self.touched.push(host),
@@ -307,7 +312,7 @@ impl Simulation {
     /// A packet enters the channel at its hop, whatever carries it.
     fn offer(&mut self, packet: PacketRef) {
         let p = self.packets.get(packet.id);
-        let ch = self.flows[p.flow].routes[p.route][p.hop];
+        let ch = self.paths.channel(p.flow, p.route, p.hop);
         match self.carriers[ch] {
             Carrier::Wire => match self.channels[ch].offer(self.now, packet) {
                 Ok(Some(done)) => {

@@ -1,4 +1,4 @@
-//! Future event list: a binary heap ordered by (time, rank, insertion number). The
+//! Future event list: binary heaps ordered by (time, rank, insertion number). The
 //! insertion number breaks ties first-in first-out, so events scheduled for the same
 //! nanosecond run in the order they were scheduled and a run never depends on heap
 //! internals. An event scheduled "behind" ranks after every ordinary event of its
@@ -10,7 +10,8 @@
 //! is in the heap: with a window of thousands of packets in flight the heap stays as small
 //! as the number of lines, not of packets. The order is the same as if every event were in
 //! the heap, because a line's events are scheduled in time order and each keeps its
-//! insertion number.
+//! insertion number. The heap itself is two: one of the events due soon, which most events
+//! pass through, and one of those due later (timers), see `EventQueue::near`.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -57,8 +58,19 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// How far past the earliest event the near heap reaches when it is refilled: 16.8 ms,
+/// longer than a terrestrial path's propagation and a link's serialization, shorter than
+/// the delayed-ACK and retransmission timers.
+const NEAR_SPAN: Nanos = 1 << 24;
+
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// The events due before `horizon`; every other event is in `far`. Most events are
+    /// due within microseconds (serialization, the next packet of a line) while the timers
+    /// of every connection wait tens or hundreds of milliseconds ahead: apart, the events
+    /// popped most often come from a heap of a few entries, not of every timer.
+    near: BinaryHeap<Entry<E>>,
+    far: BinaryHeap<Entry<E>>,
+    horizon: Nanos,
     lines: Vec<Line<E>>,
     next_seq: u64,
     popped: u64,
@@ -67,7 +79,9 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
-            heap: BinaryHeap::new(),
+            near: BinaryHeap::new(),
+            far: BinaryHeap::new(),
+            horizon: 0,
             lines: Vec::new(),
             next_seq: 0,
             popped: 0,
@@ -102,7 +116,7 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         let l = &mut self.lines[line];
         if at < l.last_at {
-            self.heap.push(Entry {
+            self.push_entry(Entry {
                 at,
                 seq,
                 event,
@@ -116,7 +130,7 @@ impl<E> EventQueue<E> {
         } else {
             l.head_in_heap = true;
             let line = line as u32;
-            self.heap.push(Entry {
+            self.push_entry(Entry {
                 at,
                 seq,
                 event,
@@ -126,7 +140,7 @@ impl<E> EventQueue<E> {
     }
 
     fn push(&mut self, at: Nanos, seq: u64, event: E) {
-        self.heap.push(Entry {
+        self.push_entry(Entry {
             at,
             seq,
             event,
@@ -135,13 +149,40 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
     }
 
+    fn push_entry(&mut self, entry: Entry<E>) {
+        if entry.at < self.horizon {
+            self.near.push(entry);
+        } else {
+            self.far.push(entry);
+        }
+    }
+
+    /// Moves the events due within [`NEAR_SPAN`] of the earliest far one to the near heap,
+    /// which is empty: every event left in `far` is then due after every event in `near`.
+    fn refill(&mut self) {
+        let Some(first) = self.far.peek() else {
+            return;
+        };
+        self.horizon = first.at.saturating_add(NEAR_SPAN);
+        while let Some(entry) = self.far.peek() {
+            if entry.at >= self.horizon {
+                break;
+            }
+            let entry = self.far.pop().expect("peeked");
+            self.near.push(entry);
+        }
+    }
+
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let entry = self.heap.pop()?;
+        if self.near.is_empty() {
+            self.refill();
+        }
+        let entry = self.near.pop()?;
         self.popped += 1;
         if entry.line != NO_LINE {
             let line = &mut self.lines[entry.line as usize];
             match line.waiting.pop_front() {
-                Some((at, seq, event)) => self.heap.push(Entry {
+                Some((at, seq, event)) => self.push_entry(Entry {
                     at,
                     seq,
                     event,
@@ -155,7 +196,10 @@ impl<E> EventQueue<E> {
 
     /// When the earliest event is due.
     pub fn peek_at(&self) -> Option<Nanos> {
-        self.heap.peek().map(|entry| entry.at)
+        self.near
+            .peek()
+            .or_else(|| self.far.peek())
+            .map(|entry| entry.at)
     }
 
     /// Events handled so far, reported with every run as a measure of work done.
@@ -232,6 +276,43 @@ mod tests {
             assert_eq!(rest(&mut lined), rest(&mut plain));
             assert_eq!(lined.popped(), plain.popped());
         }
+    }
+
+    /// Far and near events, ordinary and behind, come out in (time, rank, insertion) order
+    /// whatever the heap they wait in: the order of one sorted list of them all.
+    #[test]
+    fn near_and_far_events_come_out_in_one_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut q = EventQueue::default();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut now = 0;
+        for id in 0..20_000u64 {
+            if rng.gen_bool(0.45) {
+                if let Some((at, got)) = q.pop() {
+                    let (want_at, (_, want)) = reference.pop_first().expect("as many events");
+                    assert_eq!((at, got), (want_at, want));
+                    now = at;
+                }
+                continue;
+            }
+            // Microseconds to seconds ahead, around NEAR_SPAN.
+            let at =
+                now + rng.gen_range(0..4 * NEAR_SPAN) / [1, 1_000, 100_000][rng.gen_range(0..3)];
+            let behind = rng.gen_bool(0.2);
+            if behind {
+                q.schedule_behind(at, id);
+            } else {
+                q.schedule(at, id);
+            }
+            reference.insert((at, (behind, id)));
+        }
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let want: Vec<_> = reference
+            .into_iter()
+            .map(|(at, (_, id))| (at, id))
+            .collect();
+        assert_eq!(rest, want);
     }
 
     #[test]

@@ -74,8 +74,12 @@ pub struct RtxQueue {
     sacked_ranges: RangeSet,
     /// Starts of lost records whose retransmission is not in flight.
     to_resend: BTreeSet<u64>,
-    /// (time, start, transmission number) of every transmission, oldest first. Entries
-    /// whose record has been delivered or sent again since are skipped and dropped lazily.
+    /// Records dropped from the front so far: the record at index i is the
+    /// (`dropped` + i)-th ever sent, its serial number.
+    dropped: u64,
+    /// (time, record serial, transmission number) of every transmission, oldest first.
+    /// Entries whose record has been delivered or sent again since are skipped and dropped
+    /// lazily. A serial, unlike a sequence number, finds its record without a search.
     by_time: VecDeque<(Nanos, u64, u32)>,
     /// Bytes of transmissions presumed lost after being retransmitted (Linux
     /// TCPLostRetransmit).
@@ -126,9 +130,16 @@ impl RtxQueue {
         (self.records.get(i)?.start == start).then_some(i)
     }
 
+    /// The record with serial number `serial`, if it is still in the queue.
+    fn by_serial(&self, serial: u64) -> Option<&Record> {
+        let i = serial.checked_sub(self.dropped)?;
+        self.records.get(usize::try_from(i).ok()?)
+    }
+
     /// New data [start, end) has been sent at `now`.
     pub fn sent(&mut self, start: u64, end: u64, now: Nanos, tx: TxRate) {
         debug_assert!(self.records.back().is_none_or(|r| r.end == start));
+        let serial = self.dropped + self.records.len() as u64;
         self.records.push_back(Record {
             start,
             end,
@@ -140,7 +151,7 @@ impl RtxQueue {
             tx,
             transmissions: 1,
         });
-        self.by_time.push_back((now, start, 1));
+        self.by_time.push_back((now, serial, 1));
     }
 
     /// The record starting at `start` has been sent again at `now`.
@@ -157,7 +168,9 @@ impl RtxQueue {
         r.sent_at = now;
         r.tx = tx;
         r.transmissions += 1;
-        self.by_time.push_back((now, start, r.transmissions));
+        let transmissions = r.transmissions;
+        self.by_time
+            .push_back((now, self.dropped + i as u64, transmissions));
         self.to_resend.remove(&start);
     }
 
@@ -223,6 +236,7 @@ impl RtxQueue {
                 break;
             }
             self.records.pop_front();
+            self.dropped += 1;
             self.forget(&r);
             if !r.sacked {
                 delivered(Delivery {
@@ -237,7 +251,7 @@ impl RtxQueue {
         while self
             .by_time
             .front()
-            .is_some_and(|&(_, start, _)| start < ack)
+            .is_some_and(|&(_, serial, _)| serial < self.dropped)
         {
             self.by_time.pop_front();
         }
@@ -270,9 +284,6 @@ impl RtxQueue {
         }
         if self.to_resend.remove(&r.start) {
             self.to_resend.insert(ack);
-        }
-        for entry in self.by_time.iter_mut().filter(|e| e.1 == r.start) {
-            entry.1 = ack;
         }
         self.records[0].start = ack;
     }
@@ -336,9 +347,9 @@ impl RtxQueue {
     /// (RFC 8985 §6.2): not SACKed, and not lost unless resent since. Stale entries at the
     /// front are dropped as they are met.
     pub fn oldest_candidate(&mut self) -> Option<Record> {
-        while let Some(&(_, start, transmission)) = self.by_time.front() {
-            match self.index_of(start).map(|i| self.records[i]) {
-                Some(r) if r.transmissions == transmission && Self::candidate(&r) => {
+        while let Some(&(_, serial, transmission)) = self.by_time.front() {
+            match self.by_serial(serial) {
+                Some(&r) if r.transmissions == transmission && Self::candidate(&r) => {
                     return Some(r);
                 }
                 _ => {
@@ -361,8 +372,8 @@ impl RtxQueue {
         self.by_time
             .range(..upto)
             .rev()
-            .filter_map(|&(_, start, transmission)| {
-                let r = self.records[self.index_of(start)?];
+            .filter_map(|&(_, serial, transmission)| {
+                let r = *self.by_serial(serial)?;
                 (r.transmissions == transmission && Self::candidate(&r)).then_some(r)
             })
             .find(|r| r.sent_at < time || r.end < end)
