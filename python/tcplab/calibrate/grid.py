@@ -173,8 +173,8 @@ def load_grid(path: str | PathLike[str]) -> Grid:
     try:
         grid = _GridFile.model_validate(read_toml(path))
     except ValidationError as error:
-        problems = [format_problem(loc, message) for loc, message in located_problems(error)]
-        raise SpecError(problems, path) from None
+        found = [format_problem(loc, message) for loc, message in located_problems(error)]
+        raise SpecError(found, path) from None
     points: dict[str, GridPoint] = {}
     problems: list[str] = []
     for index, axes in enumerate(grid.sets):
@@ -208,6 +208,7 @@ def _size(text: str, auto: int, field: str) -> int:
 
 def _expand(axes: _Axes) -> list[GridPoint]:
     points = []
+    windows: list[int | None] = [*axes.initial_window] if axes.initial_window else [None]
     for kind, rate, delay, queue_bdp, cc, loss, window, sndbuf, rcvbuf, flows in itertools.product(
         axes.kind,
         axes.rate,
@@ -215,7 +216,7 @@ def _expand(axes: _Axes) -> list[GridPoint]:
         axes.queue_bdp,
         axes.cc,
         axes.loss,
-        axes.initial_window or [None],
+        windows,
         axes.sndbuf,
         axes.rcvbuf,
         axes.flows,

@@ -184,9 +184,9 @@ def load_kernel(grid: Grid) -> KernelData:
             f"{directory} holds no kernel results for {grid.name}; measure them as root with"
             f" tcplab calibrate {grid.path} --kernel-only"
         )
-    frames = [pd.read_parquet(directory / f"{table}.parquet") for table in TABLES]
+    frames = {table: pd.read_parquet(directory / f"{table}.parquet") for table in TABLES}
     machine = json.loads((directory / MACHINE_FILE).read_text())
-    return KernelData(*frames, machine)
+    return KernelData(frames["summary"], frames["series"], frames["trace"], machine)
 
 
 def _machine(grid: Grid, old: dict[str, Any] | None, measured: set[str]) -> dict[str, Any]:

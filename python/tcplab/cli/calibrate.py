@@ -8,7 +8,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -18,6 +18,9 @@ from tcplab.cli.common import console, fail, print_table
 from tcplab.errors import TcplabError
 from tcplab.extras import require
 from tcplab.report import display
+
+if TYPE_CHECKING:  # imported where it runs: the calibration needs the store extra
+    from tcplab.calibrate import Mode
 
 BOUNDS_EXCEEDED = 1
 
@@ -89,7 +92,7 @@ def calibrate_command(
     try:
         if sim_only and kernel_only:
             raise TcplabError("--sim-only and --kernel-only exclude each other")
-        mode = "sim" if sim_only else "kernel" if kernel_only else "both"
+        mode: Mode = "sim" if sim_only else "kernel" if kernel_only else "both"
         if (write_bounds or check_bounds) and mode == "kernel":
             raise TcplabError("--write-bounds and --check-bounds need the simulator's runs")
         progress = None if json_output else _progress
@@ -147,8 +150,8 @@ def _rate(value: Any) -> str:
 def _main_limit(row: dict[str, Any], side: str) -> str:
     from tcplab.calibrate.metrics import LIMITS
 
-    shares = {limit: row.get(f"limited_by_{limit}_{side}") for limit in LIMITS}
-    shares = {k: v for k, v in shares.items() if isinstance(v, float) and not math.isnan(v)}
+    given = {limit: row.get(f"limited_by_{limit}_{side}") for limit in LIMITS}
+    shares = {k: v for k, v in given.items() if isinstance(v, float) and not math.isnan(v)}
     if not shares:
         return display.MISSING
     top = max(shares, key=lambda k: shares[k])

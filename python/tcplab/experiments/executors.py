@@ -147,7 +147,9 @@ def _main_module_left_out() -> Iterator[None]:
     module gives multiprocessing (spawn.get_preparation_data) nothing to run.
     """
     main = sys.modules["__main__"]
-    saved = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in vars(main)}
+    saved: dict[str, Any] = {
+        name: main.__dict__[name] for name in ("__file__", "__spec__") if name in vars(main)
+    }
     main.__dict__.pop("__file__", None)
     main.__spec__ = None
     try:

@@ -311,14 +311,16 @@ def _index(entries: list[Any], part: str, where: str) -> int:
     if part in names:
         return names.index(part)
     if any(name is not None for name in names):
-        raise ValueError(f"no entry of {where} is named {part!r}; names: {', '.join(names)}")
+        given = ", ".join(str(name) for name in names if name is not None)
+        raise ValueError(f"no entry of {where} is named {part!r}; names: {given}")
     raise ValueError(f"{where} entries have no names; number them from 0 to {len(entries) - 1}")
 
 
 def _assign(data: dict[str, Any], location: Location, value: Any) -> None:
     node: Any = data
     for step in location[:-1]:
-        node = node[step] if isinstance(node, list) else node.setdefault(step, {})
+        # A list's steps are indices, an object's names (_target makes them so).
+        node = node[step] if isinstance(step, int) else node.setdefault(step, {})
     node[location[-1]] = copy.deepcopy(value)
 
 

@@ -182,7 +182,9 @@ def run(
                 rr = transactions.ClientSide(t0, workload.interval_ns)
                 transactions.run_client(data, rr, workload, deadline_ns)
                 written = rr.written
-                end_ns = rr.last_end_ns if rr.ended_by == "transactions" else deadline_ns
+                last_ns = rr.last_end_ns
+                ended = rr.ended_by == "transactions" and last_ns is not None
+                end_ns = last_ns if ended and last_ns is not None else deadline_ns
             else:
                 message = memoryview(bytes(workload.message_size or 0))
                 limit = workload.file_bytes

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -30,8 +30,13 @@ from tcplab.experiments.sweeps import plan_sweep, run_sweep
 from tcplab.result import write_atomically
 
 REPRODUCTION_FILE = "reproduction.json"
-HELD, NOT_HELD, TIE, FITTED = "held", "not held", "tie", "fitted"
-NEEDS_FULL, NOT_CHECKABLE = "needs the full run", "not checkable yet"
+# Final, so that each is its Literal and a verdict built from them is a Status.
+HELD: Final = "held"
+NOT_HELD: Final = "not held"
+TIE: Final = "tie"
+FITTED: Final = "fitted"
+NEEDS_FULL: Final = "needs the full run"
+NOT_CHECKABLE: Final = "not checkable yet"
 Status = Literal["held", "not held", "tie", "fitted", "needs the full run", "not checkable yet"]
 Order = Literal["held", "not held", "tie"]  # what `above` finds
 STATUSES: tuple[Status, ...] = (HELD, NOT_HELD, TIE, FITTED, NEEDS_FULL, NOT_CHECKABLE)
@@ -323,6 +328,10 @@ def rises(
     return bool(values[-1] > values[0]) and not falls, falls
 
 
+def _half_width(ci95: float | None) -> float:
+    return 0.0 if ci95 is None or pd.isna(ci95) else float(ci95)
+
+
 def every(groups: Sequence[tuple[str, bool | Status, str]]) -> Verdict:
     """One verdict over several cases (name, held or a status, evidence): not held if any
     case is not held, else a tie if any is a tie (the claim is not shown everywhere), else
@@ -337,10 +346,11 @@ def every(groups: Sequence[tuple[str, bool | Status, str]]) -> Verdict:
     return Verdict(status, evidence)
 
 
-def above(a: float, a_ci95: float, b: float, b_ci95: float) -> Order:
+def above(a: float, a_ci95: float | None, b: float, b_ci95: float | None) -> Order:
     """Whether mean `a` is above mean `b`: held beyond their 95 % half-widths together, not
-    held below them, a tie within (the runs cannot tell them apart)."""
-    spread = (0.0 if pd.isna(a_ci95) else a_ci95) + (0.0 if pd.isna(b_ci95) else b_ci95)
+    held below them, a tie within (the runs cannot tell them apart). A half-width that is
+    missing (None or NaN: one run) counts as 0."""
+    spread = _half_width(a_ci95) + _half_width(b_ci95)
     if a > b + spread:
         return HELD
     if a < b - spread:

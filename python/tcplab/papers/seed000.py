@@ -160,7 +160,7 @@ def _half_at_low_ebno(results: Results) -> Verdict:
     means = results.means(EXPERIMENT)
     cases = []
     for message, group in means[means[BUFFER] == 32 * KIB].groupby(MESSAGE):
-        best = group.loc[group["goodput_bps"].idxmax()]
+        best = group.iloc[group["goodput_bps"].argmax()]
         low = group[group[EBNO] <= LOW_EBNO]["goodput_bps"].max()
         share = low / best["goodput_bps"]
         text = (

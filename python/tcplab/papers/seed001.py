@@ -29,6 +29,7 @@ from tcplab.papers.pack import (
     Pack,
     Published,
     Results,
+    Status,
     Verdict,
     above,
     every,
@@ -193,7 +194,7 @@ def scheme_of(param: str) -> str:
     """The scheme a swept switch table (its canonical JSON text) stands for."""
     table = json.loads(param)
     if table.get("feedback", "none") != "none":
-        return table["feedback"].upper()
+        return str(table["feedback"]).upper()
     return "UBR+EPD" if table["discard"] == "epd" else "UBR"
 
 
@@ -561,7 +562,7 @@ def _setting_raises(
 def _lan_beats_wan(results: Results) -> Verdict:
     """§5: throughput higher in the LAN than the WAN for every scheme and TCP setting
     (beyond the runs' spread), and the mean fairness over them higher too."""
-    groups = []
+    groups: list[tuple[str, bool | Status, str]] = []
     fairness = {LAN_KM: 0.0, WAN_KM: 0.0}
     for scheme in SCHEMES:
         for setting in TCP_SETTINGS:
@@ -597,8 +598,8 @@ def _lan_beats_wan(results: Results) -> Verdict:
 
 def _fig9_trade_off(results: Results) -> Verdict:
     points = fig9_points(results)
-    best_efficiency = points.loc[points["atm_efficiency"].idxmax()]
-    best_fairness = points.loc[points["fairness"].idxmax()]
+    best_efficiency = points.iloc[points["atm_efficiency"].argmax()]
+    best_fairness = points.iloc[points["fairness"].argmax()]
     rank = points["atm_efficiency"].rank().corr(points["fairness"].rank())
     held = bool(rank < 0)
     evidence = (

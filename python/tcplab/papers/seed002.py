@@ -16,6 +16,7 @@ the 1 MB point of Fig. 8, the latency gain over Ethernet) and Table 2's words.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -30,6 +31,7 @@ from tcplab.papers.pack import (
     Pack,
     Published,
     Results,
+    Status,
     Verdict,
     every,
 )
@@ -224,7 +226,7 @@ def _ranking(metric: str, lower_is_better: bool) -> Callable[[str], Callable[[Re
             # "high" against "moderate" is a visible lead: within 1 % it is a tie (each point
             # runs once; the model has nothing random here).
             lead = sign * (value["clip"] / value["lane"] - 1)
-            ipoa_lane = TIE if abs(lead) <= RANK_TIE else lead > 0
+            ipoa_lane: bool | Status = TIE if abs(lead) <= RANK_TIE else lead > 0
             atm_ethernet = all(sign * value[net] > sign * value["ethernet"] for net in ATM)
             show = display.seconds if metric == "latency_s" else _mbps
             return every(
@@ -500,7 +502,7 @@ PUBLISHED = (
             "§4.2",
             0.35,
             _pct,
-            lambda results, net=net: _latency_gain(results, net),
+            partial(_latency_gain, net=net),
             "the paper: 30-40 %; tcplab: over all files and both buffer configurations",
         )
         for net in ATM
@@ -511,7 +513,7 @@ PUBLISHED = (
             "§4.4, Fig. 7",
             share,
             _pct,
-            lambda results, net=net: mean(results, net, "cpu_utilisation"),
+            partial(mean, net=net, metric="cpu_utilisation"),
             "tcplab: over all files and both buffer configurations",
             CPU_FIT,
         )
@@ -523,7 +525,7 @@ PUBLISHED = (
             "§4.4",
             CPU_LIMIT,
             _pct,
-            lambda results, net=net: mean(results, net, "cpu_utilisation", mb=LIMIT_MB),
+            partial(mean, net=net, metric="cpu_utilisation", mb=LIMIT_MB),
             fitted=CPU_FIT,
         )
         for net in ATM

@@ -185,7 +185,7 @@ def _pauses(quick: bool) -> dict[str, list[Any]]:
     return {DIRECTION: ["upstream", "downstream"], PAUSE: [f"{ms}ms" for ms in pauses]}
 
 
-def _both_ends(quick: bool) -> dict[str, list[Any]]:
+def _both_ends(quick: bool) -> dict[str, Any]:
     """Downstream, the PC pausing after each write and the PDA after each read, by the same
     amount (no pause is the inter-packet experiment's first point)."""
     pauses = [f"{ms}ms" for ms in (QUICK_PAUSES_MS if quick else PAUSES_MS) if ms]
@@ -344,6 +344,12 @@ def _default_timeline(direction: str) -> tuple[Packet, ...]:
     return tuple(timeline(direction, scenario(quick=True)))
 
 
+def _first_packets_time(direction: str) -> Callable[[Results], float]:
+    """The published number's counterpart: the time of the first packets `direction`
+    (from the trace of its own run, not from the results)."""
+    return lambda results: first_packets(direction)[1]
+
+
 def first_packets(direction: str, spec: dict[str, Any] | None = None) -> tuple[int, float]:
     """Figs. 7 and 8: of `timeline`'s packets, how many carry data, and the time from the
     first to the last of them."""
@@ -356,7 +362,8 @@ def timeline_table(direction: str) -> pd.DataFrame:
     acknowledgment and window; a pure ACK whose window grew is a window update."""
     shown = timeline(direction)
     sender = shown[0].source
-    rows, last_window = [], {}
+    rows: list[dict[str, Any]] = []
+    last_window: dict[bytes, int] = {}
     for index, packet in enumerate(shown, start=1):
         side = "sender" if packet.source == sender else "receiver"
         grown = packet.window > last_window.get(packet.source, packet.window)
@@ -421,7 +428,7 @@ def _write_size_peaks_at_4k(results: Results) -> Verdict:
     cases = []
     for direction in DIRECTIONS:
         rows = means[means[DIRECTION] == direction].set_index(WRITE)["goodput_bps"].sort_index()
-        best, smallest = rows.idxmax(), rows.index[0]
+        best, smallest = rows.index[int(rows.argmax())], rows.index[0]
         rising = rows[BEST_WRITE] > rows[smallest]
         text = f"best at {best} B ({display.rate(rows[best])}); {smallest} B " + (
             f"{display.rate(rows[smallest])}, {BEST_WRITE} B {display.rate(rows[BEST_WRITE])}"
@@ -463,13 +470,14 @@ def _timed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _show_pauses(times: pd.DataFrame) -> str:
-    return ", ".join(f"{ns // MS} ms {row.t:.2f} s" for ns, row in times.iterrows())
+    pauses = zip(times.index.tolist(), times["t"].tolist(), strict=True)
+    return ", ".join(f"{ns // MS} ms {t:.2f} s" for ns, t in pauses)
 
 
 def _longer(times: pd.DataFrame, slower: int, faster: int) -> Order:
     """Whether the time at `slower` is longer than at `faster`, beyond the runs' spread."""
-    a, b = times.loc[slower], times.loc[faster]
-    return above(a.t, a.ci, b.t, b.ci)
+    t, ci = times["t"], times["ci"]
+    return above(float(t[slower]), float(ci[slower]), float(t[faster]), float(ci[faster]))
 
 
 def _short_pause_helps_downstream(results: Results) -> Verdict:
@@ -504,10 +512,12 @@ def _sender_only_beats_both_ends(results: Results) -> Verdict:
     cases = [
         (
             f"{ns // MS} ms",
-            above(row.t, row.ci, sender_only.t[ns], sender_only.ci[ns]),
-            f"sender only {sender_only.t[ns]:.2f} s, both ends {row.t:.2f} s",
+            above(t, ci, float(sender_only.t[ns]), float(sender_only.ci[ns])),
+            f"sender only {sender_only.t[ns]:.2f} s, both ends {t:.2f} s",
         )
-        for ns, row in both.iterrows()
+        for ns, t, ci in zip(
+            both.index.tolist(), both["t"].tolist(), both["ci"].tolist(), strict=True
+        )
     ]
     return every(cases)
 
@@ -559,7 +569,8 @@ def _first_packets_slower_downstream(results: Results) -> Verdict:
 def _fig12_table(results: Results) -> pd.DataFrame:
     means = results.means(INTER_PACKET)
     rows = []
-    for (direction, pause), row in means.set_index([DIRECTION, PAUSE]).iterrows():
+    for row in means.to_dict(orient="records"):
+        direction, pause = row[DIRECTION], row[PAUSE]
         rows.append(
             {
                 "direction": direction,
@@ -694,7 +705,7 @@ PACK = Pack(
                 "§II.2 (3), Fig. 7" if direction == "upstream" else "§II.2 (3), Fig. 8",
                 PAPER_FIRST[direction][1],
                 display.seconds,
-                lambda results, direction=direction: first_packets(direction)[1],
+                _first_packets_time(direction),
                 "from the first data segment, on the PC's Ethernet; "
                 f"{PAPER_FIRST[direction][0]} of the paper's carried data (tcplab's count is "
                 "in the check below)"

@@ -12,7 +12,7 @@ the end-to-end transfer with the unsplit connection (docs/models/pep.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -170,7 +170,7 @@ def end_to_end(results: Results) -> pd.DataFrame:
              "goodput_bps": unsplit["goodput_bps"]}]  # fmt: skip
     split = results.means(SPLIT).set_index([SATELLITE_CC, SATELLITE_IW])
     for row in PEP_ROWS:
-        point = split.loc[row]
+        point = split.loc[[row]].iloc[0]
         rows.append(
             {
                 "path": f"PEP, satellite side {_name(row)}",
@@ -197,9 +197,10 @@ def kernel_per_second() -> dict[tuple[str, int], list[float]]:
     except TcplabError:
         return {}
     summary = kernel.summary.set_index("point")
+    cc, iw = summary[CC_SWEPT].to_dict(), summary[IW_SWEPT].to_dict()
     rows = {}
     for point, group in kernel.series.groupby("point"):
-        row = (str(summary.loc[point, CC_SWEPT]), int(summary.loc[point, IW_SWEPT]))
+        row = (str(cc[point]), int(iw[point]))
         rows[row] = [float(size) for size in group.sort_values("t_s")["interval_bytes"]]
     return rows
 
@@ -305,7 +306,7 @@ def table1(results: Results) -> pd.DataFrame:
     for row in ROWS:
         paper, total = TABLE1[row]
         ours = [size / MIB for size in seconds[row]]
-        sources = [("paper", paper, total)]
+        sources: list[tuple[str, Sequence[float], float]] = [("paper", paper, total)]
         if row in kernel:
             measured = [size / MIB for size in kernel[row]]
             sources.append(("kernel", measured, sum(measured)))

@@ -137,7 +137,7 @@ def _points_table(points: pd.DataFrame, means: pd.DataFrame, paths: Sequence[str
     summary field."""
     columns = _metric_columns(means)
     by_point = {
-        row["point_id"]: {key: _plain(value) for key, value in row.items()}
+        row["point_id"]: {str(key): _plain(value) for key, value in row.items()}
         for row in means.to_dict(orient="records")
     }
     rows = []
@@ -257,5 +257,5 @@ def _interval_means(series: pd.DataFrame, per_point: Sequence[str]) -> Figure | 
     starts = series.groupby("run_id")["t_s"].shift(fill_value=0.0)
     series = series.assign(goodput_bps=8 * series["interval_bytes"] / (series["t_s"] - starts))
     keys = ["point_id", *per_point, "t_s"]
-    means = series.groupby(keys, as_index=False, sort=False)["goodput_bps"].mean()
+    means = series.groupby(keys, sort=False)["goodput_bps"].mean().reset_index()
     return plots.per_interval(means, "goodput_bps", series=per_point)
