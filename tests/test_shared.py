@@ -62,6 +62,8 @@ def test_the_model_uses_the_simulators_802_11b_timings() -> None:
     assert wlan.WLAN_PLCP_S == {"long": 192e-6, "short": 96e-6}
     assert (wlan.WLAN_CW_MIN, wlan.WLAN_ACK_BYTES) == (31, 14)
     assert shared.TCP_IP_HEADER_BYTES == 40
+    # RFC 7323 §3: a 10-byte option and two NOPs.
+    assert shared.TIMESTAMP_OPTION_BYTES == 12
 
 
 def test_the_abr_defaults_are_the_cores_tm4_parameters() -> None:

@@ -16,6 +16,9 @@ CONGESTION_CONTROLS: tuple[str, ...] = tuple(_CONSTANTS["congestion_controls"])
 """Every `[hosts.tcp] cc` the simulator runs (crates/sim/src/tcp/cc/mod.rs: NAMES)."""
 TCP_IP_HEADER_BYTES: int = _CONSTANTS["tcp_ip_header_bytes"]
 """IPv4 + TCP headers without options (RFC 791, RFC 9293): the per-segment header cost."""
+TIMESTAMP_OPTION_BYTES: int = _CONSTANTS["timestamps_option_bytes"]
+"""RFC 7323 §3: the timestamps option with its two NOPs, taken from each segment's payload
+(crates/sim/src/tcp/segment.rs: TIMESTAMPS_OPTION_BYTES)."""
 WLAN_SLOT_NS: int = _CONSTANTS["wlan"]["slot_ns"]
 WLAN_SIFS_NS: int = _CONSTANTS["wlan"]["sifs_ns"]
 WLAN_DIFS_NS: int = _CONSTANTS["wlan"]["difs_ns"]

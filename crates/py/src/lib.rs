@@ -121,7 +121,8 @@ fn emu_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
 }
 
 /// The names and constants Python shares with the simulator, defined once in the core:
-/// `{"congestion_controls": [...], "tcp_ip_header_bytes": 40, "wlan": {"slot_ns", "sifs_ns",
+/// `{"congestion_controls": [...], "tcp_ip_header_bytes": 40, "timestamps_option_bytes": 12,
+/// "wlan": {"slot_ns", "sifs_ns",
 /// "difs_ns", "cw_min", "ack_bytes", "plcp_ns": {"long", "short"}}, ...}`, and the JSON Schemas
 /// of the plan and the result (JSON text) generated from the core's types.
 #[pyfunction]
@@ -140,6 +141,10 @@ fn constants(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("congestion_controls", tcplab_sim::tcp::cc::NAMES)?;
     out.set_item("tcp_ip_header_bytes", tcplab_sim::plan::TCP_IP_HEADER_BYTES)?;
+    out.set_item(
+        "timestamps_option_bytes",
+        tcplab_sim::tcp::TIMESTAMPS_OPTION_BYTES,
+    )?;
     out.set_item("wlan", wlan)?;
     out.set_item("result_columns", tcplab_sim::result::columns_json())?;
     out.set_item("plan_schema", tcplab_sim::plan::schema_json())?;

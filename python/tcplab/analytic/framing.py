@@ -11,9 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-# RFC 7323 §3: the timestamps option, padded with two NOPs.
-TIMESTAMP_OPTION_BYTES = 12
-
 LinkKind = Literal["p2p", "ethernet", "wlan", "atm"]
 
 

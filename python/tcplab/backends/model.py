@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tcplab.analytic.framing import TIMESTAMP_OPTION_BYTES, direction_wire_bytes
+from tcplab.analytic.framing import direction_wire_bytes
 from tcplab.analytic.loss import (
     cubic_response_bps,
     direction_packet_error_rate,
@@ -41,7 +41,7 @@ from tcplab.analytic.window import window_bound_bps, window_in_flight_bytes, win
 from tcplab.analytic.wlan import wlan_goodput_bps
 from tcplab.backends import rows
 from tcplab.errors import FieldRefused
-from tcplab.shared import TCP_IP_HEADER_BYTES
+from tcplab.shared import TCP_IP_HEADER_BYTES, TIMESTAMP_OPTION_BYTES
 
 Plan = Mapping[str, Any]
 

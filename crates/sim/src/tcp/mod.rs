@@ -17,7 +17,7 @@ mod sender;
 
 pub use receiver::{Receiver, ReceiverConfig};
 pub use rto::{RtoEstimator, RtoForm};
-pub use segment::{Segment, Timestamps};
+pub use segment::{Segment, Timestamps, TIMESTAMPS_OPTION_BYTES};
 
 use crate::engine::Nanos;
 
