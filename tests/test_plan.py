@@ -42,6 +42,7 @@ GEO_TCP = {
     "cwnd_validation": False,
     "handshake": True,
     "loss_recovery": "classic",
+    "gso": False,
 }
 GEO_DIRECTION = {
     "rate_bps": 2_048_000,

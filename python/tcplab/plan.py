@@ -76,6 +76,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "cwnd_validation": tcp.cwnd_validation,
         "handshake": tcp.handshake,
         "loss_recovery": tcp.loss_recovery,
+        "gso": tcp.gso,
     }
 
 

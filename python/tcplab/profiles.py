@@ -62,6 +62,9 @@ _LINUX = {
     # net.ipv4.tcp_recovery = 1 (RACK, RFC 8985), tcp_early_retrans = 3 (tail loss probes);
     # tcp_cwnd_reduction() is PRR (RFC 6937)
     "loss_recovery": "rack",
+    # Software GSO is on for every device (NETIF_F_GSO); tcp_tso_autosize sizes buffers to
+    # sk_pacing_rate >> sk_pacing_shift (10), tcp_tso_win_divisor = 3, tcp_min_tso_segs = 2
+    "gso": True,
     # TCP_RTO_MIN = HZ/5 (net.ipv4.tcp_rto_min_us = 200000), on the RTO's variance term
     # (tcp_set_rto: RTO = SRTT + max(4·RTTVAR, TCP_RTO_MIN))
     "min_rto": "200ms",

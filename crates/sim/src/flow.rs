@@ -127,6 +127,7 @@ fn sender(tcp: &TcpPlan) -> Sender {
         rto_form: tcp.rto_form,
         cwnd_validation: tcp.cwnd_validation,
         loss_recovery: tcp.loss_recovery,
+        gso: tcp.gso,
     })
 }
 

@@ -118,6 +118,8 @@ pub struct TcpPlan {
     pub handshake: bool,
     /// How a SACK connection finds and repairs losses (`LossRecovery`).
     pub loss_recovery: LossRecovery,
+    /// Linux's GSO buffers and their deferral (tcp/sender/tso.rs).
+    pub gso: bool,
 }
 
 /// An `Option` the plan must still write (null for none): serde otherwise reads a missing

@@ -96,6 +96,7 @@ EMU_TCP_FIELDS = frozenset(
         "initial_rwnd",
         "rto_form",
         "cubic_variant",
+        "gso",
     }  # fmt: skip
 )
 TCP_OBJECTS = ("hosts.*.tcp", "peps.*.client_side", "peps.*.server_side")

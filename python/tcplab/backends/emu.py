@@ -133,7 +133,10 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
     ]
     if not tcp["delayed_ack"]:
         route += ["quickack", "1"]
-    return HostSetup(sysctls=sysctls, route_options=route)
+    # One segment per GSO buffer: tcp_tso_segs is capped by the device's gso_max_segs, so
+    # the kernel neither builds multi-segment buffers nor defers to fill them.
+    link = [] if tcp["gso"] else ["gso_max_segs", "1"]
+    return HostSetup(sysctls=sysctls, route_options=route, link_options=link)
 
 
 def _options(tcp: Mapping[str, Any], receiver: bool) -> dict[str, Any]:

@@ -46,14 +46,18 @@ def setups(plan: Mapping[str, Any]) -> list[PepSetup]:
         larger = {name: max(client[name], server[name]) for name in ("sndbuf", "rcvbuf")}
         sysctls = emu.host_setup({**server, **larger}, ends[2 * k + 3]).sysctls
         towards = [
-            emu.host_setup(client, ends[2 * k]).route_options,
-            emu.host_setup(server, ends[2 * k + 3]).route_options,
+            emu.host_setup(client, ends[2 * k]),
+            emu.host_setup(server, ends[2 * k + 3]),
         ]
         out.append(
             PepSetup(
                 after_link=pep["node"] - 2,
-                client_side=HostSetup(sysctls, towards[0]),
-                server_side=HostSetup(sysctls, towards[1]),
+                client_side=HostSetup(
+                    sysctls, towards[0].route_options, towards[0].link_options
+                ),
+                server_side=HostSetup(
+                    sysctls, towards[1].route_options, towards[1].link_options
+                ),
             )
         )
     return out

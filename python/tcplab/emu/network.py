@@ -169,11 +169,13 @@ def _interrupts_held() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class HostSetup:
-    """One namespace's TCP settings: sysctls (net.ipv4.* names) and options of its route to
-    the other host (ip-route(8): initcwnd, initrwnd, rto_min, quickack, ...)."""
+    """One namespace's TCP settings: sysctls (net.ipv4.* names), options of its route to
+    the other host (ip-route(8): initcwnd, initrwnd, rto_min, quickack, ...) and of its
+    device towards it (ip-link(8): gso_max_segs)."""
 
     sysctls: Mapping[str, str] = field(default_factory=dict)
     route_options: Sequence[str] = ()
+    link_options: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -398,11 +400,11 @@ class EmuNetwork:
         for segment, side in ends:
             tun = f"tcplab{segment}"
             address, peer = self.addresses[segment][side], self.addresses[segment][1 - side]
-            ip("link", "set", tun, "mtu", str(self._mtu))
+            setup = self._segments[segment][2][side]
+            ip("link", "set", tun, "mtu", str(self._mtu), *setup.link_options)
             ip("link", "set", tun, "txqueuelen", str(TUN_TXQUEUELEN), "up")
             ip("addr", "add", f"{address}/32", "dev", tun)
-            route_options = self._segments[segment][2][side].route_options
-            ip("route", "add", f"{peer}/32", "dev", tun, "src", address, *route_options)
+            ip("route", "add", f"{peer}/32", "dev", tun, "src", address, *setup.route_options)
 
     def popen(self, side: int, argv: Sequence[str]) -> subprocess.Popen[str]:
         """Start `argv` in namespace `side` (0: the sender's, then the PEPs', -1 or the last:

@@ -108,6 +108,12 @@ class Tcp(StrictModel):
         "ACKs (RFC 6675; RFC 5681/6582 without SACK); rack, RACK-TLP (RFC 8985) with "
         "proportional rate reduction (RFC 6937) in Linux's congestion states",
     )
+    gso: bool = Field(
+        False,
+        description="Linux's GSO buffers: an unpaced sender sends about a millisecond of "
+        "its pacing rate at once and, outside recovery, holds data back for up to 1 ms "
+        "while the window has room for less (tcp_tso_autosize, tcp_tso_should_defer)",
+    )
     handshake: bool = Field(
         True,
         description="open connections with the three-way handshake; false starts a "

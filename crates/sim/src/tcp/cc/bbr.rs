@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 
 use super::{CaState, CcState, CongestionControl, RateSample};
 use crate::engine::{Nanos, NS_PER_S};
+use crate::tcp::sender::tso::{GSO_MAX_SIZE, PACING_SHIFT};
 
 /// Linux's gains are fixed point with 8 fractional bits (BBR_SCALE).
 const UNIT: f64 = 256.0;
@@ -58,10 +59,9 @@ const PACING_MARGIN: f64 = 0.99;
 /// Below this pacing rate (1.2 Mbit/s, `bbr_min_tso_rate`, in bytes/s) a TSO burst is
 /// one segment, else at least two.
 const MIN_TSO_RATE: f64 = 150_000.0;
-/// A TSO burst holds about 1 ms of data at the pacing rate (`sk_pacing_shift` = 10), at
+/// A TSO burst holds about 1 ms of data at the pacing rate (`sk_pacing_shift`), at
 /// most GSO_LEGACY_MAX_SIZE − 1 − MAX_TCP_HEADER bytes and 127 segments.
-const PACING_SHIFT: u32 = 10;
-const MAX_BURST_BYTES: u64 = 65_536 - 1 - 320;
+const MAX_BURST_BYTES: u64 = GSO_MAX_SIZE - 1 - 320;
 const MAX_BURST_SEGMENTS: u64 = 127;
 /// Long-term sampling (`bbr_lt_*`): intervals of 4 to 16 rounds; one is lossy when at
 /// least 50/256 of what it delivered was lost; two lossy intervals are consistent when

@@ -10,6 +10,7 @@ mod rack_recovery;
 mod recovery;
 mod rtx_queue;
 mod sack_recovery;
+pub(crate) mod tso;
 
 use std::collections::VecDeque;
 
@@ -91,6 +92,8 @@ pub struct SenderConfig {
     /// RFC 7661 congestion window validation (see `is_cwnd_limited`).
     pub cwnd_validation: bool,
     pub loss_recovery: LossRecovery,
+    /// Linux's GSO buffers and their deferral (`tso.rs`) for a sender that does not pace.
+    pub gso: bool,
 }
 
 /// What keeps the sender from sending more right now.
@@ -184,6 +187,9 @@ pub struct Sender {
     /// for it.
     next_send_at: Nanos,
     pacing_wait: bool,
+    /// The latest transmission, and whether sending waits for a larger GSO burst (`tso.rs`).
+    last_sent_at: Nanos,
+    gso_wait: bool,
     /// The delivery-rate sample of the ACK being processed.
     rate_sample: Option<RateSample>,
     /// The RTT sample of the ACK being processed.
@@ -258,6 +264,8 @@ impl Sender {
             app_limited_until: 0,
             next_send_at: 0,
             pacing_wait: false,
+            last_sent_at: 0,
+            gso_wait: false,
             rate_sample: None,
             rtt_sample: None,
             // BBR has its own way out of startup.
@@ -347,7 +355,7 @@ impl Sender {
     pub fn limit(&self, app_has_more: bool) -> Limit {
         let unsent = self.written.saturating_sub(self.snd_nxt);
         let room = (self.snd_una + self.window()).saturating_sub(self.snd_nxt);
-        let window_stops = unsent > 0 && (room < self.mss || self.pacing_wait);
+        let window_stops = unsent > 0 && (room < self.mss || self.pacing_wait || self.gso_wait);
         if !window_stops {
             if app_has_more {
                 Limit::SndBuf
@@ -379,6 +387,7 @@ impl Sender {
         seg.retransmission = retransmission;
         out.push(seg);
         self.stats.segments_sent += 1;
+        self.last_sent_at = now;
         if self.snd_una == self.snd_max {
             // Nothing in flight: the delivery-rate intervals start now (§3.2).
             self.first_sent_time = now;
@@ -475,6 +484,9 @@ impl Sender {
     }
 
     fn send_new(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.gso_wait = false;
+        // Segments left in the GSO buffer being sent; deferral is decided per buffer.
+        let mut buffer_left = 0;
         loop {
             let limit = if self.rack_mode() {
                 self.rack_send_limit()
@@ -511,10 +523,55 @@ impl Sender {
             if len < self.mss && !resend && !self.small_segment_allowed(len, queued) {
                 return;
             }
+            if !resend && buffer_left == 0 {
+                match self.gso_buffer(now, usable, queued) {
+                    Some(segments) => buffer_left = segments,
+                    None => {
+                        self.gso_wait = true;
+                        return;
+                    }
+                }
+            }
+            buffer_left = buffer_left.saturating_sub(1);
             let seq = self.snd_nxt;
             self.emit(now, seq, len, out);
             self.snd_nxt += len;
         }
+    }
+
+    /// Segments of the next GSO buffer, or None while Linux would hold it back for more
+    /// room (`tso::should_defer`). Without `gso`, with pacing (which spaces the segments
+    /// itself), in recovery, or when everything queued fits the room, nothing waits.
+    fn gso_buffer(&self, now: Nanos, room: u64, queued: u64) -> Option<u64> {
+        let (Some(srtt), Some(min_rtt)) = (self.rto.srtt(), self.rto.min_rtt()) else {
+            return Some(u64::MAX);
+        };
+        let recovering = if self.rack_mode() {
+            self.ca_state >= CaState::Recovery
+        } else {
+            self.in_recovery
+        };
+        if !self.cfg.gso || self.cc.pacing_rate().is_some() || recovering || queued <= room {
+            return Some(u64::MAX);
+        }
+        let cwnd_segments = self.cwnd.max(self.flight()).div_ceil(self.mss);
+        let rate = tso::pacing_rate(self.mss, cwnd_segments, self.ssthresh, self.cwnd, srtt);
+        let segments = tso::autosize_segments(rate, min_rtt, self.mss);
+        let head_sent_at = if self.rack_mode() {
+            self.rtx.head().map(|r| r.sent_at)
+        } else {
+            self.timed.front().map(|t| t.sent_at)
+        };
+        let defer = tso::should_defer(tso::Moment {
+            now,
+            last_sent_at: self.last_sent_at,
+            head_sent_at,
+            srtt,
+            room,
+            window: self.window(),
+            buffer: segments * self.mss,
+        });
+        (!defer).then_some(segments)
     }
 
     /// RFC 7661 §4.1 asks whether cwnd is validated, i.e. whether the flight has used it
@@ -525,7 +582,9 @@ impl Sender {
     fn note_cwnd_use(&mut self) {
         // After a timeout everything past snd_nxt is presumed lost and will be resent.
         let flight = self.in_flight().min(self.flight());
-        let limited = flight + self.mss > self.cwnd;
+        // A sender holding data back for a larger GSO burst counts as cwnd-limited, as
+        // Linux's tcp_tso_should_defer reports it.
+        let limited = flight + self.mss > self.cwnd || (self.gso_wait && self.cwnd <= self.rwnd);
         if self.snd_una >= self.cwnd_usage_seq
             || limited
             || (!self.cwnd_limited && flight > self.max_flight)

@@ -26,6 +26,7 @@ fn config() -> SenderConfig {
         rto_form: crate::tcp::RtoForm::Rfc6298,
         cwnd_validation: true,
         loss_recovery: LossRecovery::Classic,
+        gso: false,
     }
 }
 
@@ -923,4 +924,58 @@ fn a_timeout_with_rack_marks_everything_lost_and_restarts_from_one_segment() {
     // flight (Linux tcp_mark_skb_lost keeps SACKED_RETRANS on a segment first marked
     // lost): cwnd = 1 + 1 segments.
     assert_eq!(s.cwnd(), 2 * MSS);
+}
+
+// ---- GSO buffers (gso = true) -----------------------------------------------------------
+
+/// A sender whose handshake took 1 ms, 40 segments sent at 1 ms.
+fn gso_sender(gso: bool) -> Sender {
+    let mut s = Sender::new(SenderConfig {
+        initial_window: 40,
+        gso,
+        ..config()
+    });
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    let syn_ack = Segment {
+        syn: true,
+        has_ack: true,
+        window: 64_000,
+        mss_option: Some(MSS as u16),
+        ..Segment::default()
+    };
+    s.on_segment(MS, &syn_ack, &mut out);
+    s.write(1_000_000);
+    out.clear();
+    s.try_send(MS, &mut out);
+    assert_eq!(out.len(), 40);
+    s
+}
+
+/// Segments sent on an ACK of `ack` bytes at `t` ns.
+fn sent_on_ack(s: &mut Sender, t: Nanos, ack: u64) -> usize {
+    let mut out = Vec::new();
+    s.on_segment(t, &Segment::pure_ack(ack, 64_000), &mut out);
+    out.len()
+}
+
+#[test]
+fn gso_holds_a_small_room_back_until_a_millisecond_after_the_last_send() {
+    // Linux tcp_tso_should_defer: each ACK opens 3 segments (2 acknowledged, 1 of slow
+    // start), less than a GSO buffer (65 segments at this rate) and a third of the window,
+    // and the head was sent over half an SRTT ago: held back...
+    let mut s = gso_sender(true);
+    assert_eq!(sent_on_ack(&mut s, 1_600_000, 2 * MSS), 0);
+    assert_eq!(s.limit(true), Limit::Cwnd);
+    assert_eq!(sent_on_ack(&mut s, 1_700_000, 4 * MSS), 0);
+    assert_eq!(sent_on_ack(&mut s, 1_800_000, 6 * MSS), 0);
+    // ... until the last transmission is over a millisecond old: then all 12 leave at once.
+    assert_eq!(sent_on_ack(&mut s, 2_100_000, 8 * MSS), 12);
+}
+
+#[test]
+fn without_gso_each_ack_lets_its_room_out_at_once() {
+    let mut s = gso_sender(false);
+    assert_eq!(sent_on_ack(&mut s, 1_600_000, 2 * MSS), 3);
+    assert_eq!(sent_on_ack(&mut s, 1_700_000, 4 * MSS), 3);
 }
