@@ -92,6 +92,10 @@ TABLES: dict[str, tuple[Callable[[], dict[str, Any]], Place]] = {
         lambda s: s["peps"][0],
     ),
     "Trace": (lambda: {**path(), "trace": {}}, lambda s: s["trace"]),
+    "ScheduleRow": (
+        lambda: {**path(), "links": [{**LINK, "schedule": [{"at": "1s", "rate": "1Mbps"}]}]},
+        lambda s: s["links"][0]["schedule"][0],
+    ),
 }
 # Tables that resolve to no single plan: a sweep's grid is checked by tests/test_sweeps.py.
 NOT_A_PLAN = {"Sweep"}

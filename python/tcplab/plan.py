@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 from tcplab.analytic import ber_curves
@@ -32,10 +33,15 @@ from tcplab.spec import (
     Tcp,
     Trace,
 )
+from tcplab.spec.schedule import ScheduleRow, read_mahimahi_trace
 from tcplab.spec.trace import LINK_PATH
 from tcplab.spec.units import QueueLimit
 
 SEED_MASK = 2**63 - 1
+# A mahimahi delivery opportunity carries one MTU-sized packet: its PACKET_SIZE, 1504 bytes,
+# is a 1500-byte IP datagram and the TUN's 4-byte header (link_queue.hh). Here it carries
+# a 1500-byte datagram in the link's framing.
+TRACE_OPPORTUNITY_IP_BYTES = 1500
 
 
 def derive_seed(seed: int, repetition: int) -> int:
@@ -212,6 +218,10 @@ def _link(link: Link, index: int) -> dict[str, Any]:
         "error": _error(link, index, "reverse_"),
         "framing": asdict(framing),
     }
+    for prefix, channel in (("", forward), ("reverse_", reverse)):
+        schedule = _schedule(link, index, prefix, channel)
+        if schedule:
+            channel["schedule"] = schedule
     if link.kind == "wlan":
         return {"forward": forward, "reverse": reverse, "wlan": _wlan(link)}
     if link.kind == "atm":
@@ -223,6 +233,56 @@ def _link(link: Link, index: int) -> dict[str, Any]:
         }
         forward["atm"] = reverse["atm"] = atm
     return {"forward": forward, "reverse": reverse}
+
+
+def _row_error(link: Link, index: int, prefix: str, row: ScheduleRow) -> dict[str, Any] | None:
+    if row.loss is not None:
+        return {"kind": "loss", "p": row.loss}
+    if row.ber is not None:
+        return {"kind": "ber", "ber": row.ber}
+    if row.ebno_db is not None:
+        try:
+            ber = ber_curves.ber_from_ebno(getattr(link, prefix + "ber_curve"), row.ebno_db)
+        except (TypeError, ValueError) as error:
+            raise SpecError([f"links.{index}.{prefix}schedule: {error}"]) from None
+        return {"kind": "ber", "ber": ber}
+    return None
+
+
+def _schedule(link: Link, index: int, prefix: str, channel: dict[str, Any]) -> dict[str, Any]:
+    """The plan's schedule of one direction (crates/sim/src/plan/schedule.rs): each field a
+    row sets becomes a table from time 0 (the link's own value until its first row); rate
+    and delay follow the link's interpolation, the error model and state always step."""
+    rows: list[ScheduleRow] = getattr(link, prefix + "schedule") or []
+    plan: dict[str, Any] = {}
+
+    def table(values: list[tuple[int, Any]], base: Any) -> list[tuple[int, Any]]:
+        return values if values[0][0] == 0 else [(0, base), *values]
+
+    linear = link.schedule_interpolation == "linear"
+    for name, key in (("rate", "rate_bps"), ("delay", "delay_ns")):
+        values = [(row.at, getattr(row, name)) for row in rows if getattr(row, name) is not None]
+        if values:
+            plan[key] = {"linear": linear, "points": table(values, channel[key])}
+    errors = [(row.at, _row_error(link, index, prefix, row)) for row in rows]
+    known = [(at, error) for at, error in errors if error is not None]
+    if known:
+        plan["error"] = table(known, channel["error"])
+    states = [(row.at, row.up) for row in rows if row.up is not None]
+    if states:
+        plan["up"] = table(states, True)
+    trace = getattr(link, prefix + "trace")
+    if trace is not None:
+        try:
+            opportunities = read_mahimahi_trace(Path(trace))
+        except ValueError as error:  # validated, but the file may have changed since
+            raise SpecError([f"links.{index}.{prefix}trace: {error}"]) from None
+        plan["trace"] = {
+            "opportunities_ns": opportunities,
+            "bytes_per_opportunity": TRACE_OPPORTUNITY_IP_BYTES
+            + channel["framing"]["overhead_bytes"],
+        }
+    return plan
 
 
 def _router(router: Router) -> dict[str, Any]:

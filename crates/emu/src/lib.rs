@@ -82,6 +82,9 @@ pub struct EmuConfig {
     pub ready_fd: RawFd,
     /// The run ends when this descriptor becomes readable.
     pub stop_fd: RawFd,
+    /// The schedules' time 0 is written here (crate::shuttle); none: they start with the loop.
+    #[serde(default)]
+    pub clock_fd: Option<RawFd>,
     /// Ask for SCHED_FIFO for the emulator thread.
     pub realtime: bool,
     pub packet_log: Option<PacketLogConfig>,
@@ -129,6 +132,11 @@ fn validate(config: &EmuConfig) -> Result<(), EmuError> {
             let (QueuePlan::Packets(limit) | QueuePlan::Bytes(limit)) = ch.queue;
             if limit == 0 {
                 return bad(format!("links.{i}.{dir}.queue: must be greater than 0"));
+            }
+            if let Some(schedule) = &ch.schedule {
+                schedule
+                    .validate(&format!("links.{i}.{dir}.schedule"))
+                    .map_err(|e| EmuError::Config(e.to_string()))?;
             }
         }
     }
@@ -203,6 +211,7 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
         // Room for the largest packet plus one byte, so that a truncated read shows.
         buffer_size: config.mtu + 1,
         stop_fd: config.stop_fd,
+        clock_fd: config.clock_fd,
         max_duration_ns: config.max_duration_ns,
     }
     .run(&mut log)

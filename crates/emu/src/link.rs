@@ -6,14 +6,17 @@
 //! front of a serializer at `rate` (a frame departs at max(now, previous departure) +
 //! wire bytes · 8 / rate), then `delay` of propagation, then the error model, applied once
 //! per frame in the order frames cross the line, drawn from the same named stream
-//! (`links.{i}.{dir}.errors`) as the simulator's. Because a hop is FIFO with a constant
-//! delay, the arrivals at the next hop are in time order too, so a hop's future can be
-//! computed when the packet enters the path: no per-hop timers are needed.
+//! (`links.{i}.{dir}.errors`) as the simulator's. A hop with a schedule asks the
+//! simulator's `Schedule` when a frame finishes and when it arrives (net/schedule.rs),
+//! whose clock starts at the measurement's start (`start_clock`). Because a hop is FIFO
+//! (a schedule keeps it so), the arrivals at the next hop are in time order too, so a
+//! hop's future can be computed when the packet enters the path: no per-hop timers are
+//! needed.
 
 use std::collections::VecDeque;
 
 use tcplab_sim::engine::{serialization_ns, RngStream};
-use tcplab_sim::net::{ErrorProcess, Framing};
+use tcplab_sim::net::{ErrorProcess, Framing, Schedule};
 use tcplab_sim::plan::{ChannelPlan, QueuePlan};
 
 /// Counters of one hop in one direction, as the simulator's ChannelStats.
@@ -32,9 +35,10 @@ pub struct HopStats {
 /// What a hop did with a packet, for the packet log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
-    /// It left the hop's line at `departure_ns` and reaches the next node `delay` later.
+    /// It left the hop's line at `departure_ns` and reaches the next node at `reaches_ns`.
     Sent {
         departure_ns: u64,
+        reaches_ns: u64,
     },
     DroppedByQueue,
     DroppedByError {
@@ -57,6 +61,7 @@ pub struct Hop {
     framing: Framing,
     limit: QueuePlan,
     errors: ErrorProcess,
+    schedule: Option<Schedule>,
     /// When the line is free again.
     line_free_ns: u64,
     /// Packets accepted but not yet on the line: (serialization start, IP bytes).
@@ -73,6 +78,11 @@ impl Hop {
             framing: plan.framing.into(),
             limit: plan.queue,
             errors: ErrorProcess::new(plan.error, rng),
+            // Not started: a schedule holds its values of time 0 until `start_clock`.
+            schedule: Schedule::new(plan).map(|mut s| {
+                s.start_at(u64::MAX);
+                s
+            }),
             line_free_ns: 0,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
@@ -80,8 +90,11 @@ impl Hop {
         }
     }
 
-    pub fn delay_ns(&self) -> u64 {
-        self.delay_ns
+    /// Puts the schedule's time 0, if the hop has one, at `origin_ns`.
+    pub fn start_clock(&mut self, origin_ns: u64) {
+        if let Some(schedule) = &mut self.schedule {
+            schedule.start_at(origin_ns);
+        }
     }
 
     /// Offers an IP packet of `ip_bytes` arriving at `now_ns`; arrivals must come in time
@@ -122,19 +135,31 @@ impl Hop {
             self.line_free_ns
         };
         let wire = self.framing.wire_bytes(ip_bytes);
-        let tx = serialization_ns(wire, self.rate_bps);
-        let departure_ns = start + tx;
+        let departure_ns = match &mut self.schedule {
+            None => start + serialization_ns(wire, self.rate_bps),
+            Some(schedule) => schedule.finish(start, wire),
+        };
         self.line_free_ns = departure_ns;
         self.stats.packets += 1;
         self.stats.wire_bytes += wire;
-        self.stats.busy_ns += tx;
+        self.stats.busy_ns = self.stats.busy_ns.saturating_add(departure_ns - start);
         // The simulator draws the error when the frame leaves the line; frames leave in
         // the order they were accepted, so drawing now gives the same sequence.
-        if self.errors.corrupts(wire) {
+        let (reaches_ns, corrupted) = match &mut self.schedule {
+            None => (departure_ns + self.delay_ns, self.errors.corrupts(wire)),
+            Some(schedule) => {
+                let (at, model) = schedule.depart(departure_ns);
+                (at, self.errors.corrupts_under(model, wire))
+            }
+        };
+        if corrupted {
             self.stats.drops_error += 1;
             return event(Fate::DroppedByError { departure_ns });
         }
-        event(Fate::Sent { departure_ns })
+        event(Fate::Sent {
+            departure_ns,
+            reaches_ns,
+        })
     }
 }
 
@@ -157,7 +182,7 @@ impl Path {
             let event = hop.offer(at, ip_bytes);
             log(i, &event);
             match event.fate {
-                Fate::Sent { departure_ns } => at = departure_ns + hop.delay_ns(),
+                Fate::Sent { reaches_ns, .. } => at = reaches_ns,
                 _ => return None,
             }
         }
@@ -177,6 +202,7 @@ mod tests {
             queue,
             error,
             atm: None,
+            schedule: None,
             framing: FramingPlan {
                 overhead_bytes: 2,
                 min_payload_bytes: 0,
@@ -187,7 +213,7 @@ mod tests {
 
     fn departure(e: HopEvent) -> u64 {
         match e.fate {
-            Fate::Sent { departure_ns } => departure_ns,
+            Fate::Sent { departure_ns, .. } => departure_ns,
             other => panic!("not sent: {other:?}"),
         }
     }
@@ -256,6 +282,46 @@ mod tests {
             );
             assert_eq!(lost, reference.corrupts(1002));
         }
+    }
+
+    #[test]
+    fn a_scheduled_hop_follows_its_table_from_the_clock_it_is_given() {
+        use tcplab_sim::plan::{SchedulePlan, SeriesPlan};
+        let plan = ChannelPlan {
+            rate_bps: 1_000_000,
+            delay_ns: 10_000_000,
+            queue: QueuePlan::Packets(10),
+            error: ErrorPlan::None,
+            atm: None,
+            // 2 Mb/s from 1 s on, and 50 ms of delay from 2 s on.
+            schedule: Some(SchedulePlan {
+                rate_bps: Some(SeriesPlan {
+                    linear: false,
+                    points: vec![(0, 1_000_000), (1_000_000_000, 2_000_000)],
+                }),
+                delay_ns: Some(SeriesPlan {
+                    linear: false,
+                    points: vec![(0, 10_000_000), (2_000_000_000, 50_000_000)],
+                }),
+                ..Default::default()
+            }),
+            framing: FramingPlan {
+                overhead_bytes: 0,
+                min_payload_bytes: 0,
+            },
+        };
+        let mut h = Hop::new(&plan, RngStream::new(1, "links.0.forward.errors"));
+        let reaches = |e: HopEvent| match e.fate {
+            Fate::Sent { reaches_ns, .. } => reaches_ns,
+            other => panic!("not sent: {other:?}"),
+        };
+        // Before the clock starts, the values of time 0: 8 ms at 1 Mb/s, then 10 ms.
+        assert_eq!(reaches(h.offer(5_000_000_000, 1000)), 5_018_000_000);
+        h.start_clock(4_000_000_000);
+        // 1 s after the origin: 4 ms at 2 Mb/s.
+        assert_eq!(reaches(h.offer(5_100_000_000, 1000)), 5_114_000_000);
+        // 2 s after it: 50 ms of delay.
+        assert_eq!(reaches(h.offer(6_000_000_000, 1000)), 6_054_000_000);
     }
 
     #[test]

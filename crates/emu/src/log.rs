@@ -61,7 +61,7 @@ impl PacketLog {
         )?;
         for r in &self.records {
             let (fate, departure) = match r.event.fate {
-                Fate::Sent { departure_ns } => ("sent", departure_ns - origin_ns),
+                Fate::Sent { departure_ns, .. } => ("sent", departure_ns - origin_ns),
                 Fate::DroppedByError { departure_ns } => ("error", departure_ns - origin_ns),
                 Fate::DroppedByQueue => ("queue", 0),
             };
@@ -103,7 +103,7 @@ impl PacketLog {
             let arrival = r.event.arrival_ns;
             lines.push((ms(arrival), format!("+ {}", r.ip_bytes)));
             match r.event.fate {
-                Fate::Sent { departure_ns } => {
+                Fate::Sent { departure_ns, .. } => {
                     let delay_ms = (departure_ns - arrival) / 1_000_000;
                     lines.push((ms(departure_ns), format!("- {} {delay_ms}", r.ip_bytes)));
                 }
@@ -168,6 +168,7 @@ mod tests {
             1_000_000,
             Fate::Sent {
                 departure_ns: 13_000_000,
+                reaches_ns: 23_000_000,
             },
         ));
         log.push(record(2_000_000, Fate::DroppedByQueue));

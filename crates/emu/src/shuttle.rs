@@ -24,6 +24,7 @@ const READ_BATCH: usize = 64;
 const TOKEN_TUN: [u64; 2] = [0, 1];
 const TOKEN_TIMER: u64 = 2;
 const TOKEN_STOP: u64 = 3;
+const TOKEN_CLOCK: u64 = 4;
 
 struct Parked {
     deliver_ns: u64,
@@ -68,6 +69,9 @@ pub struct Shuttle {
     pub paths: [Path; 2],
     pub buffer_size: usize,
     pub stop_fd: RawFd,
+    /// Where the schedules' time 0 arrives (8 bytes, CLOCK_MONOTONIC ns, little-endian);
+    /// until then, a scheduled hop holds its values of time 0.
+    pub clock_fd: Option<RawFd>,
     pub max_duration_ns: u64,
 }
 
@@ -81,6 +85,9 @@ impl Shuttle {
         }
         epoll.add(timer.fd(), TOKEN_TIMER)?;
         epoll.add(self.stop_fd, TOKEN_STOP)?;
+        if let Some(fd) = self.clock_fd {
+            epoll.add(fd, TOKEN_CLOCK)?;
+        }
         let fds = [self.tuns[0].as_raw_fd(), self.tuns[1].as_raw_fd()];
 
         let mut pool = Pool {
@@ -95,6 +102,11 @@ impl Shuttle {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
 
         let start_ns = sys::now_ns();
+        if self.clock_fd.is_none() {
+            for hop in self.paths.iter_mut().flat_map(|p| p.hops.iter_mut()) {
+                hop.start_clock(start_ns);
+            }
+        }
         let deadline_ns = start_ns + self.max_duration_ns;
         let mut armed_ns = u64::MAX;
         let stopped_by = 'run: loop {
@@ -135,6 +147,18 @@ impl Shuttle {
             for ev in epoll.wait(&mut events)? {
                 match ev.u64 {
                     TOKEN_STOP => break 'run "stop",
+                    TOKEN_CLOCK => {
+                        let fd = self.clock_fd.expect("only a clock_fd is registered so");
+                        let mut origin = [0u8; 8];
+                        // A short read (the writer gone) leaves the schedules unstarted.
+                        if sys::read(fd, &mut origin)? == Some(origin.len()) {
+                            let origin_ns = u64::from_le_bytes(origin);
+                            for hop in self.paths.iter_mut().flat_map(|p| p.hops.iter_mut()) {
+                                hop.start_clock(origin_ns);
+                            }
+                        }
+                        epoll.remove(fd)?;
+                    }
                     TOKEN_TIMER => {
                         timer.clear();
                         armed_ns = u64::MAX;

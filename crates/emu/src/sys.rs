@@ -130,6 +130,12 @@ impl Epoll {
         Ok(())
     }
 
+    pub fn remove(&self, fd: RawFd) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) })?;
+        Ok(())
+    }
+
     /// Waits (without a timeout: a timerfd bounds every wait) and returns the ready tokens.
     pub fn wait<'a>(
         &self,

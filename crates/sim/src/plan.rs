@@ -12,6 +12,7 @@ mod atm;
 mod flows;
 mod media;
 mod peps;
+mod schedule;
 mod wlan;
 
 pub use abr::{AbrPlan, EricaPlusPlan, FairSharePlan, FeedbackPlan, MarkPlan};
@@ -19,6 +20,7 @@ pub use atm::{AtmPlan, DiscardPlan, SwitchPlan, TCP_IP_HEADER_BYTES};
 pub use flows::{FlowPlan, RouterPlan};
 pub use media::{StreamPlan, Transport, MAX_UDP_MESSAGE};
 pub use peps::PepPlan;
+pub use schedule::{DeliveryTracePlan, SchedulePlan, SeriesPlan};
 pub use wlan::{Preamble, WlanPlan};
 
 use schemars::JsonSchema;
@@ -155,6 +157,9 @@ pub struct ChannelPlan {
     /// then play no part, and `error` applies to each cell.
     #[serde(default)]
     pub atm: Option<AtmPlan>,
+    /// What changes over the run (plan/schedule.rs); none: the fields above throughout.
+    #[serde(default)]
+    pub schedule: Option<SchedulePlan>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -466,6 +471,15 @@ impl Plan {
                 };
                 positive(&format!("{at}.queue"), limit)?;
                 ch.error.validate(&format!("{at}.error"))?;
+                if let Some(schedule) = &ch.schedule {
+                    if link.wlan.is_some() || ch.atm.is_some() {
+                        return Err(PlanError::field(
+                            format!("{at}.schedule"),
+                            "only a point-to-point line has a schedule; an 802.11b or ATM link has none",
+                        ));
+                    }
+                    schedule.validate(&format!("{at}.schedule"))?;
+                }
             }
         }
         if let Some(trace) = &self.trace {

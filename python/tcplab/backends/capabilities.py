@@ -252,6 +252,26 @@ REGISTRY: tuple[Capability, ...] = (
         ("sim", "model"),
         'the emu backend forwards IP packets; ATM cells (kind = "atm") run on the sim backend',
     ),
+    *(
+        only(
+            f"links.*.{direction}.schedule",
+            ("sim", "emu"),
+            "the model backend's formulas take one rate, delay and loss for the whole run;"
+            " run a schedule or a delivery trace on the sim or emu backend",
+        )
+        for direction in ("forward", "reverse")
+    ),
+    *(
+        only(
+            f"links.*.{direction}.schedule",
+            ("sim",),
+            "the emu backend starts a schedule's clock with the measurement tool's data"
+            ' connection; iperf3 and media streams have none to start it (use tool = "tcplab"'
+            " with a bulk, file or rr app, or the sim backend)",
+            when=lambda at: _iperf3(at) or at.plan.get("app", {}).get("kind") == "media",
+        )
+        for direction in ("forward", "reverse")
+    ),
     only(
         "hosts.*.cpu",
         ("sim",),

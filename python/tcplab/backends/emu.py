@@ -58,8 +58,9 @@ MIN_MTU = 1500
 READ_SIZE = 128 * 1024
 # Beyond the test's own duration: setup, handshake, the report's way back.
 SLACK_S = 60.0
-# How long after their launch parallel clients open their data connections together: room
-# for each client process to start (a Python interpreter, slower on a loaded machine).
+# How long after their launch parallel clients open their data connections together (and a
+# scheduled path starts its schedules): room for each client process to start (a Python
+# interpreter, slower on a loaded machine) and open its control connection.
 PARALLEL_START_NS = 2 * NS_PER_S
 IPERF3_MISSING = "iperf3 is not installed (apt-get install iperf3; scripts/setup does it as root)"
 LISTEN_POLL_S = 0.05
@@ -213,9 +214,16 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "accept_timeout_s": SLACK_S,
         "count": count,
     }
+    # A schedule's time 0 is the moment the data connection opens, as in the simulator:
+    # the client is told to open it then, and the emulator to start the schedules then.
+    scheduled = any("schedule" in link[d] for link in plan["links"] for d in ("forward", "reverse"))
     server = net.popen(-1, [*child, json.dumps(server_config)])
     _wait_listening(server, SLACK_S)
     relays = emu_pep.start_relays(net, plan, PORT, duration_s + 2 * SLACK_S)
+    start_at_ns = time.monotonic_ns() + PARALLEL_START_NS if count > 1 or scheduled else None
+    if scheduled:
+        assert start_at_ns is not None
+        net.start_clock(start_at_ns)
     client_config = {
         "role": "client",
         # The server, or the first PEP on the way (an explicit proxy).
@@ -226,7 +234,7 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "proxied": bool(relays),
         # Parallel clients wait for one moment to open their data connections, as the
         # simulator opens them together; a client started late opens at once.
-        "start_at_ns": time.monotonic_ns() + PARALLEL_START_NS if count > 1 else None,
+        "start_at_ns": start_at_ns,
     }
     clients = [net.popen(0, [*child, json.dumps(client_config)]) for _ in range(count)]
     deadline = time.monotonic() + duration_s + 2 * SLACK_S + PARALLEL_START_NS / NS_PER_S

@@ -277,7 +277,7 @@ class EmuNetwork:
     each PEP in between (`peps`, in path order); a context manager.
 
     `config` is the emulator's JSON config without the parts this class fills in (netns,
-    tun_name, first_link, ready_fd, stop_fd); its `links` are the whole path's. After
+    tun_name, first_link, ready_fd, stop_fd, clock_fd); its `links` are the whole path's. After
     `with`, `report` holds the emulator's report (of all segments together).
     """
 
@@ -309,6 +309,7 @@ class EmuNetwork:
         self._threads: list[threading.Thread] = []
         self._outcomes: list[dict[str, Any]] = []
         self._stops: list[int] = []
+        self._clocks: list[int] = []
         self._fds: list[int] = []
         self.report: dict[str, Any] | None = None
 
@@ -344,8 +345,10 @@ class EmuNetwork:
         first, last, _ = self._segments[i]
         ready_r, ready_w = os.pipe()
         stop_r, stop_w = os.pipe()
-        self._fds += [ready_r, ready_w, stop_r, stop_w]
+        clock_r, clock_w = os.pipe()
+        self._fds += [ready_r, ready_w, stop_r, stop_w, clock_r, clock_w]
         self._stops.append(stop_w)
+        self._clocks.append(clock_w)
         config = {
             **self._config,
             "links": self._config["links"][first:last],
@@ -355,6 +358,7 @@ class EmuNetwork:
             "mtu": self._mtu,
             "ready_fd": ready_w,
             "stop_fd": stop_r,
+            "clock_fd": clock_r,
         }
         log = config.get("packet_log")
         if log and i > 0:
@@ -376,6 +380,12 @@ class EmuNetwork:
         readable, _, _ = select.select([ready_r], [], [], READY_TIMEOUT_S)
         if not readable or os.read(ready_r, 1) != b"r":
             raise EmuError(f"the emulator did not start: {outcome.get('error', 'timeout')}")
+
+    def start_clock(self, origin_ns: int) -> None:
+        """Start the links' schedules (docs/models/schedules.md): their time 0 is
+        `origin_ns` on CLOCK_MONOTONIC, the clock of every namespace."""
+        for clock in self._clocks:
+            os.write(clock, origin_ns.to_bytes(8, "little"))
 
     def _configure(self, namespace: int, ends: Sequence[tuple[int, int]]) -> None:
         """Sysctls and `lo` of a namespace, then its device, address and route for each

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     Field,
@@ -30,6 +31,13 @@ from tcplab.spec.fields import (
     QueueLimit,
     Rate,
     StrictModel,
+)
+from tcplab.spec.schedule import (
+    ROW_ERROR_FIELDS,
+    Interpolation,
+    ScheduleRow,
+    read_mahimahi_trace,
+    read_schedule_csv,
 )
 
 
@@ -136,6 +144,37 @@ class Link(StrictModel):
     )
     clr: Probability | None = Field(None, description="atm: cell loss ratio")
     reverse_clr: Probability | None = None
+    schedule: list[ScheduleRow] | None = Field(
+        None,
+        description="how the forward direction changes over the run: rows, or a CSV file of"
+        " them (docs/models/schedules.md)",
+    )
+    reverse_schedule: list[ScheduleRow] | None = Field(None, description="default: none")
+    # None is "step", left out of the canonical form so that links without a schedule
+    # hash as before.
+    schedule_interpolation: Interpolation | None = Field(
+        None,
+        description="step (the default): a row's rate and delay hold until the next row's;"
+        " linear: they change linearly between rows (two rows at one time make a step)",
+    )
+    trace: str | None = Field(
+        None,
+        description="a mahimahi packet-delivery trace file: the forward direction's rate",
+    )
+    reverse_trace: str | None = Field(None, description="default: none")
+
+    @field_validator("schedule", "reverse_schedule", mode="before")
+    @classmethod
+    def _schedule_file(cls, value: Any) -> Any:
+        # load_spec reads a scenario's files relative to it; elsewhere, to the working directory.
+        return read_schedule_csv(Path(value)) if isinstance(value, str) else value
+
+    @field_validator("trace", "reverse_trace")
+    @classmethod
+    def _trace_readable(cls, path: str | None) -> str | None:
+        if path is not None:
+            read_mahimahi_trace(Path(path))
+        return path
 
     @field_validator("ebno_db", "reverse_ebno_db")
     @classmethod
@@ -209,6 +248,42 @@ class Link(StrictModel):
                 f"{', '.join(queues)}: an ATM link buffers cells in its switches; set"
                 " buffer_cells in the switch table of a router ([routers.switch])"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _schedules_fit_the_link(self) -> Link:
+        problems = []
+        for prefix in ("", "reverse_"):
+            rows: list[ScheduleRow] = getattr(self, prefix + "schedule") or []
+            traced = getattr(self, prefix + "trace") is not None
+            if (rows or traced) and self.kind in ("wlan", "atm"):
+                problems.append(
+                    f"{prefix}schedule, {prefix}trace: only for p2p and ethernet links; an"
+                    f" {self.kind} link's line is its own model"
+                )
+            for i, row in enumerate(rows):
+                at = f"{prefix}schedule.{i}"
+                if i and row.at < rows[i - 1].at:
+                    problems.append(f"{at}.at: comes before the row above; rows go in time order")
+                if traced and (row.rate is not None or row.up is not None):
+                    problems.append(
+                        f"{at}: {prefix}trace gives this direction's rate and state; a row may"
+                        f" set only {', '.join(('delay', *ROW_ERROR_FIELDS))}"
+                    )
+                if row.ebno_db is not None:
+                    curve = getattr(self, prefix + "ber_curve")
+                    if curve is None:
+                        problems.append(
+                            f"{at}.ebno_db: needs {prefix}ber_curve (one of"
+                            f" {', '.join(get_args(BerCurve))})"
+                        )
+                    else:
+                        try:
+                            ber_curves.ber_from_ebno(curve, row.ebno_db)
+                        except ValueError as error:
+                            problems.append(f"{at}.ebno_db: {error}")
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     @model_validator(mode="after")

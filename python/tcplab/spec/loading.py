@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails, to_jsonable_python
 
 from tcplab.errors import SpecError
-from tcplab.spec import locate, units
+from tcplab.spec import locate, schedule, units
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -96,6 +96,7 @@ def load_spec(path: str | PathLike[str]) -> Spec:
     path = Path(path)
     data = read_toml(path)
     data.setdefault("name", path.stem)
+    schedule.inline_files(data, path)
     # read_toml has read it already: it is there and is UTF-8.
     return validate_spec(data, path, path.read_text(encoding="utf-8"))
 

@@ -1,8 +1,9 @@
 //! One direction of a full-duplex link: a drop-tail queue feeding a serializer at `rate`,
 //! then `delay` of propagation. A frame occupies the line for wire_bytes · 8 / rate, and
-//! arrives `delay` after its last bit left.
+//! arrives `delay` after its last bit left. A channel with a schedule asks it instead
+//! (net/schedule.rs); one without pays nothing for the possibility.
 
-use super::{DropTail, ErrorProcess, Framing, PacketRef};
+use super::{DropTail, ErrorProcess, Framing, PacketRef, Schedule};
 use crate::engine::{serialization_ns, Nanos, RngStream};
 use crate::plan::ChannelPlan;
 
@@ -32,6 +33,7 @@ pub struct Channel {
     queue: DropTail,
     in_service: Option<PacketRef>,
     errors: ErrorProcess,
+    schedule: Option<Box<Schedule>>,
     pub stats: ChannelStats,
 }
 
@@ -44,18 +46,22 @@ impl Channel {
             queue: DropTail::new(plan.queue),
             in_service: None,
             errors: ErrorProcess::new(plan.error, rng),
+            schedule: Schedule::new(plan).map(Box::new),
             stats: ChannelStats::default(),
         }
     }
 
     fn start(&mut self, now: Nanos, packet: PacketRef) -> Nanos {
         let wire = self.framing.wire_bytes(u64::from(packet.ip_bytes));
-        let tx = serialization_ns(wire, self.rate_bps);
+        let done = match &mut self.schedule {
+            None => now + serialization_ns(wire, self.rate_bps),
+            Some(schedule) => schedule.finish(now, wire),
+        };
         self.stats.packets += 1;
         self.stats.wire_bytes += wire;
-        self.stats.busy_ns += tx;
+        self.stats.busy_ns = self.stats.busy_ns.saturating_add(done - now);
         self.in_service = Some(packet);
-        now + tx
+        done
     }
 
     /// Offers a packet to the channel. Returns when its serialization ends if the line
@@ -80,11 +86,18 @@ impl Channel {
             .take()
             .expect("a channel finishes only the frame it started");
         let wire = self.framing.wire_bytes(u64::from(packet.ip_bytes));
-        let arrival = if self.errors.corrupts(wire) {
+        let (at, corrupted) = match &mut self.schedule {
+            None => (now + self.delay_ns, self.errors.corrupts(wire)),
+            Some(schedule) => {
+                let (at, model) = schedule.depart(now);
+                (at, self.errors.corrupts_under(model, wire))
+            }
+        };
+        let arrival = if corrupted {
             self.stats.drops_error += 1;
             Err(packet)
         } else {
-            Ok((packet, now + self.delay_ns))
+            Ok((packet, at))
         };
         let next_done = self.queue.pop().map(|p| self.start(now, p));
         Departure { arrival, next_done }
@@ -112,6 +125,7 @@ mod tests {
             queue,
             error,
             atm: None,
+            schedule: None,
             framing: FramingPlan {
                 overhead_bytes: 2,
                 min_payload_bytes: 0,

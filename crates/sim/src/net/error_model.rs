@@ -29,7 +29,13 @@ impl ErrorProcess {
 
     /// Decides whether this frame is lost.
     pub fn corrupts(&mut self, wire_bytes: u64) -> bool {
-        match self.model {
+        self.corrupts_under(self.model, wire_bytes)
+    }
+
+    /// Decides whether this frame is lost under `model`, the one a schedule puts in force
+    /// (net/schedule.rs), drawing from this process's stream.
+    pub fn corrupts_under(&mut self, model: ErrorPlan, wire_bytes: u64) -> bool {
+        match model {
             ErrorPlan::None => false,
             ErrorPlan::Loss { p } => self.rng.chance(p),
             ErrorPlan::Ber { ber } => {

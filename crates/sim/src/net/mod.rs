@@ -1,5 +1,6 @@
 //! Links and what happens to packets on them: framing, drop-tail queues, serialization,
-//! propagation, error models, and packet captures of what goes onto the wire.
+//! propagation, error models, schedules that change them over time, and packet captures of
+//! what goes onto the wire.
 
 mod capture;
 mod channel;
@@ -8,6 +9,7 @@ mod framing;
 mod packet;
 mod pcap;
 mod queue;
+mod schedule;
 
 pub use capture::Taps;
 pub use channel::{Channel, ChannelStats, Departure};
@@ -16,3 +18,4 @@ pub use framing::Framing;
 pub use packet::{Packet, PacketRef, Packets, Udp};
 pub use pcap::{Datagram, Endpoint, PcapFile, INITIAL_TTL};
 pub use queue::{DropTail, Queued};
+pub use schedule::Schedule;

@@ -1,0 +1,31 @@
+"""The real Linux stack over an emulated link that changes over the run: the emulator runs
+the simulator's schedule code (crates/sim/src/net/schedule.rs), started at the moment the
+data connection opens, so per-second goodput must match the simulator's. Needs root (CI
+has it), TUN devices and network namespaces; run under `flock /work/emu.lock` on a shared
+machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_schedules import scenario
+
+import tcplab
+
+# 10 → 2 → 10 Mb/s, a second of each and a second more at 10 for the window to refill.
+STEPS = [{"at": "1s", "rate": "2Mbps"}, {"at": "2s", "rate": "10Mbps"}]
+
+
+def goodputs(spec: dict[str, Any], backend: str) -> list[float]:
+    return tcplab.run(spec, backend=backend).interval_goodputs()
+
+
+def test_emu_follows_a_rate_that_steps_10_2_10_mbps_as_the_simulator_does() -> None:
+    spec = {**scenario(schedule=STEPS), "duration": "4s"}
+    sim, emu = goodputs(spec, "sim"), goodputs(spec, "emu")
+    assert len(emu) == len(sim) == 4
+    # Every second, the first too: its handshake and slow start take the same few round
+    # trips of 20 ms on both.
+    assert emu == pytest.approx(sim, rel=0.05), (sim, emu)
+    assert sim[1] < 0.25 * sim[0]
