@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from contract import check_plan
 
 import tcplab
 from tcplab.api import prepare
@@ -85,15 +86,16 @@ def test_each_field_a_row_sets_becomes_a_table_from_time_zero() -> None:
     ]
     link = resolve(prepare(scenario(schedule=rows, schedule_interpolation="linear")))["links"][0]
     schedule = link["forward"]["schedule"]
-    assert schedule["rate_bps"] == {"linear": True, "points": [(0, 10 * MBPS), (10**9, 2 * MBPS)]}
-    assert schedule["delay_ns"]["points"] == [(0, 10_000_000), (2 * 10**9, 30_000_000)]
+    assert schedule["rate_bps"] == {"linear": True, "points": [[0, 10 * MBPS], [10**9, 2 * MBPS]]}
+    assert schedule["delay_ns"]["points"] == [[0, 10_000_000], [2 * 10**9, 30_000_000]]
     assert schedule["error"] == [
-        (0, {"kind": "none"}),
-        (10**9, {"kind": "loss", "p": 0.01}),
-        (2_500_000_000, {"kind": "ber", "ber": 1e-6}),
+        [0, {"kind": "none"}],
+        [10**9, {"kind": "loss", "p": 0.01}],
+        [2_500_000_000, {"kind": "ber", "ber": 1e-6}],
     ]
-    assert schedule["up"] == [(0, True), (2 * 10**9, False), (2_500_000_000, True)]
+    assert schedule["up"] == [[0, True], [2 * 10**9, False], [2_500_000_000, True]]
     assert "schedule" not in link["reverse"]
+    check_plan(resolve(prepare(scenario(schedule=rows))))
 
 
 def test_an_ebno_row_becomes_the_ber_of_the_directions_curve() -> None:
@@ -104,7 +106,7 @@ def test_an_ebno_row_becomes_the_ber_of_the_directions_curve() -> None:
     )
     error = resolve(prepare(spec))["links"][0]["forward"]["schedule"]["error"]
     ber = tcplab.analytic.ber_curves.ber_from_ebno("qpsk", 4.0)
-    assert error[1] == (10**9, {"kind": "ber", "ber": ber})
+    assert error[1] == [10**9, {"kind": "ber", "ber": ber}]
     assert error[0][1]["kind"] == "ber"
 
 

@@ -256,8 +256,10 @@ def _schedule(link: Link, index: int, prefix: str, channel: dict[str, Any]) -> d
     rows: list[ScheduleRow] = getattr(link, prefix + "schedule") or []
     plan: dict[str, Any] = {}
 
-    def table(values: list[tuple[int, Any]], base: Any) -> list[tuple[int, Any]]:
-        return values if values[0][0] == 0 else [(0, base), *values]
+    def table(values: list[tuple[int, Any]], base: Any) -> list[list[Any]]:
+        # [time, value] pairs, as JSON holds them.
+        pairs = [[at, value] for at, value in values]
+        return pairs if values[0][0] == 0 else [[0, base], *pairs]
 
     linear = link.schedule_interpolation == "linear"
     for name, key in (("rate", "rate_bps"), ("delay", "delay_ns")):

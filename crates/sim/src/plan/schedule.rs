@@ -2,12 +2,13 @@
 //! delay, error model and up/down state as tables of (time, value), or its rate as a
 //! recorded delivery trace. Times count from the run's start.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{positive, within_clock, ErrorPlan};
 use crate::error::PlanError;
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulePlan {
     /// The line's rate; none: the direction's `rate_bps` throughout.
@@ -29,7 +30,7 @@ pub struct SchedulePlan {
 
 /// Values at times, the first at 0; between two times the value holds (step) or changes
 /// linearly. Two points at one time make a step in a linear series.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeriesPlan {
     pub linear: bool,
@@ -38,7 +39,7 @@ pub struct SeriesPlan {
 
 /// mahimahi's packet-delivery trace: at each opportunity the line may deliver
 /// `bytes_per_opportunity`; the opportunities repeat every `period_ns`, the last one's time.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeliveryTracePlan {
     /// Times within the first period, in order; the last is the period.
