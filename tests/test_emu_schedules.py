@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_schedules import scenario
+from test_schedules import TRACE, scenario, trace_goodputs
 
 import tcplab
 
@@ -29,3 +29,11 @@ def test_emu_follows_a_rate_that_steps_10_2_10_mbps_as_the_simulator_does() -> N
     # trips of 20 ms on both.
     assert emu == pytest.approx(sim, rel=0.05), (sim, emu)
     assert sim[1] < 0.25 * sim[0]
+
+
+def test_a_trace_drives_emu_and_sim_to_the_same_goodput_and_its_capacity() -> None:
+    spec = {**scenario(trace=str(TRACE)), "duration": "4s"}
+    sim, emu = goodputs(spec, "sim"), goodputs(spec, "emu")
+    assert emu == pytest.approx(sim, rel=0.05), (sim, emu)
+    # After the first second's handshake and slow start, what the trace delivers.
+    assert emu[1:] == pytest.approx(trace_goodputs(4)[1:], rel=0.05), emu

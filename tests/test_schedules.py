@@ -15,9 +15,12 @@ import tcplab
 from tcplab.api import prepare
 from tcplab.errors import SpecError, Unsupported
 from tcplab.plan import resolve
+from tcplab.presets import traces
 from tcplab.spec import validate_spec
 
 MBPS = 1_000_000
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = ROOT / "examples" / "traces" / "varying-10mbps.trace"
 # Full-size frames on a p2p link: 1460 bytes of payload in 1508 on the wire.
 PAYLOAD_SHARE = 1460 / 1508
 
@@ -190,3 +193,65 @@ def test_the_emu_backend_refuses_a_schedule_it_cannot_start() -> None:
     spec["app"] = {"kind": "bulk", "tool": "iperf3"}
     with pytest.raises(Unsupported, match="starts a schedule's clock"):
         tcplab.run(spec, backend="emu")
+
+
+def trace_goodputs(seconds: int, delay_s: float = 0.01) -> list[float]:
+    """What the shipped trace delivers each second as TCP payload: 1460 bytes per
+    opportunity, second s receiving the opportunities in [s - delay, s + 1 - delay)."""
+    times = traces.opportunities(traces.varying_10mbps, 4000)
+    period = times[-1]
+    looped = [ms + cycle * period for cycle in range(seconds // 4 + 1) for ms in times]
+    return [
+        sum(1 for ms in looped if (s - delay_s) * 1000 <= ms < (s + 1 - delay_s) * 1000) * 1460 * 8
+        for s in range(seconds)
+    ]
+
+
+def test_the_shipped_trace_is_what_its_generator_writes() -> None:
+    times = traces.opportunities(traces.varying_10mbps, 4000)
+    assert TRACE.read_text() == "".join(f"{ms}\n" for ms in times)
+    # 10 Mb/s on average, in whole 1500-byte packets.
+    assert traces.capacity_bps(times) == pytest.approx(10 * MBPS, rel=1e-3)
+
+
+def test_a_trace_drives_goodput_to_its_capacity_each_second() -> None:
+    spec = {**scenario(trace=str(TRACE)), "duration": "4s"}
+    goodputs = tcplab.run(spec, backend="sim").interval_goodputs()
+    expected = trace_goodputs(4)
+    # The first second loses the handshake and slow start; after it, the line's capacity.
+    assert goodputs[0] == pytest.approx(expected[0], rel=0.05)
+    assert goodputs[1:] == pytest.approx(expected[1:], rel=0.01)
+
+
+def test_a_trace_file_is_read_relative_to_the_scenario(tmp_path: Path) -> None:
+    (tmp_path / "t.trace").write_text("1\n1\n3\n")
+    (tmp_path / "run.toml").write_text(
+        '[[links]]\nrate = "1Mbps"\ndelay = "1ms"\ntrace = "t.trace"\n'
+    )
+    spec = tcplab.load_spec(tmp_path / "run.toml")
+    opportunities = resolve(spec)["links"][0]["forward"]["schedule"]["trace"]
+    # 1500 IP bytes and PPP's 2 per opportunity.
+    assert opportunities == {
+        "opportunities_ns": [1_000_000, 1_000_000, 3_000_000],
+        "bytes_per_opportunity": 1502,
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "a trace needs at least one opportunity after 0 ms"),
+        ("5\n3\n", "line 2: 3 ms comes before the line above"),
+        ("1.5\n", 'line 1: "1.5" is not a whole number of milliseconds'),
+    ],
+)
+def test_bad_traces_are_refused_naming_the_line(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "t.trace").write_text(text)
+    spec = scenario(trace=str(tmp_path / "t.trace"))
+    assert message in problems(spec)
+    assert "links.0.trace" in problems(spec)
+
+
+def test_a_trace_leaves_no_room_for_rate_rows() -> None:
+    spec = scenario(trace=str(TRACE), schedule=[{"at": "1s", "rate": "1Mbps"}])
+    assert "trace gives this direction's rate and state" in problems(spec)
