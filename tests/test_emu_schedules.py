@@ -6,6 +6,7 @@ machine."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from test_schedules import TRACE, scenario, trace_goodputs
 
 import tcplab
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # 10 → 2 → 10 Mb/s, a second of each and a second more at 10 for the window to refill.
 STEPS = [{"at": "1s", "rate": "2Mbps"}, {"at": "2s", "rate": "10Mbps"}]
 
@@ -37,3 +39,15 @@ def test_a_trace_drives_emu_and_sim_to_the_same_goodput_and_its_capacity() -> No
     assert emu == pytest.approx(sim, rel=0.05), (sim, emu)
     # After the first second's handshake and slow start, what the trace delivers.
     assert emu[1:] == pytest.approx(trace_goodputs(4)[1:], rel=0.05), emu
+
+
+def test_emu_and_sim_dip_at_the_same_leo_handovers() -> None:
+    """examples/leo-handover.toml, 8 s long with a handover every 3 s."""
+    spec = tcplab.load_spec(EXAMPLES / "leo-handover.toml").model_dump(mode="json")
+    spec["duration"] = "8s"
+    spec["links"][0]["leo"]["handover_interval"] = "3s"
+    sim, emu = goodputs(spec, "sim"), goodputs(spec, "emu")
+    assert emu == pytest.approx(sim, rel=0.05), (sim, emu)
+    for run in (sim, emu):
+        # The seconds that hold a handover (3 s, 6 s) lose its outage and queue overflow.
+        assert run[3] < 0.97 * run[2] and run[6] < 0.97 * run[5], run

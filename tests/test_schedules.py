@@ -255,3 +255,11 @@ def test_bad_traces_are_refused_naming_the_line(tmp_path: Path, text: str, messa
 def test_a_trace_leaves_no_room_for_rate_rows() -> None:
     spec = scenario(trace=str(TRACE), schedule=[{"at": "1s", "rate": "1Mbps"}])
     assert "trace gives this direction's rate and state" in problems(spec)
+
+
+def test_a_trace_path_the_filesystem_cannot_hold_is_a_clean_error(tmp_path: Path) -> None:
+    (tmp_path / "run.toml").write_text(
+        '[[links]]\nrate = "1Mbps"\ndelay = "1ms"\ntrace = "a\\u0000b"\n'
+    )
+    with pytest.raises(SpecError, match="links.0.trace: .*cannot read the trace file"):
+        tcplab.load_spec(tmp_path / "run.toml")

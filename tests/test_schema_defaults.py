@@ -17,6 +17,12 @@ from tcplab.spec import json_schema, validate_spec
 SCHEMA = json_schema()
 LINK = {"rate": "10Mbps", "delay": "10ms"}
 ATM = {"kind": "atm", "rate": "150Mbps", "delay": "1ms"}
+FADE: dict[str, Any] = {
+    "ber_curve": "qpsk",
+    "ebno_db": 9.0,
+    "rain_fade": {"m": -0.5, "sigma": 1.0, "p_rain": 0.05},
+}
+ACM = {"symbol_rate": 1e6, "clear_sky_esno_db": 8.0}
 
 
 def path() -> dict[str, Any]:
@@ -92,6 +98,21 @@ TABLES: dict[str, tuple[Callable[[], dict[str, Any]], Place]] = {
         lambda s: s["peps"][0],
     ),
     "Trace": (lambda: {**path(), "trace": {}}, lambda s: s["trace"]),
+    "Leo": (
+        lambda: {**path(), "links": [{**LINK, "leo": {}}]},
+        lambda s: s["links"][0]["leo"],
+    ),
+    "RainFade": (
+        lambda: {**path(), "links": [{**LINK, **FADE}]},
+        lambda s: s["links"][0]["rain_fade"],
+    ),
+    "Acm": (
+        lambda: {
+            **path(),
+            "links": [{**LINK, "rain_fade": {**FADE["rain_fade"], "acm": dict(ACM)}}],
+        },
+        lambda s: s["links"][0]["rain_fade"]["acm"],
+    ),
     "ScheduleRow": (
         lambda: {**path(), "links": [{**LINK, "schedule": [{"at": "1s", "rate": "1Mbps"}]}]},
         lambda s: s["links"][0]["schedule"][0],

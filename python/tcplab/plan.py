@@ -16,6 +16,7 @@ from typing import Any
 from tcplab.analytic import ber_curves
 from tcplab.analytic.framing import CELL_BITS, ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
 from tcplab.errors import SpecError
+from tcplab.presets import leo, rain_fade
 from tcplab.spec import (
     ERROR_MODEL_FIELDS,
     Abr,
@@ -198,7 +199,7 @@ def _stream(stream: Stream) -> dict[str, Any]:
     return plan
 
 
-def _link(link: Link, index: int) -> dict[str, Any]:
+def _link(link: Link, index: int, spec: Spec) -> dict[str, Any]:
     framing = FRAMING[link.kind]
     if link.kind == "wlan":
         framing = replace(
@@ -219,7 +220,7 @@ def _link(link: Link, index: int) -> dict[str, Any]:
         "framing": asdict(framing),
     }
     for prefix, channel in (("", forward), ("reverse_", reverse)):
-        schedule = _schedule(link, index, prefix, channel)
+        schedule = _schedule(link, index, prefix, channel, spec)
         if schedule:
             channel["schedule"] = schedule
     if link.kind == "wlan":
@@ -249,11 +250,40 @@ def _row_error(link: Link, index: int, prefix: str, row: ScheduleRow) -> dict[st
     return None
 
 
-def _schedule(link: Link, index: int, prefix: str, channel: dict[str, Any]) -> dict[str, Any]:
+def _rows(link: Link, index: int, prefix: str, spec: Spec) -> list[ScheduleRow]:
+    """A direction's rows: the scenario's, or those a preset generates for the run."""
+    forward = prefix == ""
+    try:
+        if link.leo is not None:
+            return leo.rows(
+                link.leo,
+                link.delay if forward else link.reverse_delay or link.delay,
+                spec.duration,
+                spec.seed,
+                f"links.{index}.leo",
+            )
+        if link.rain_fade is not None and forward:
+            return rain_fade.rows(
+                link.rain_fade,
+                link.ebno_db,
+                link.ber_curve,
+                spec.duration,
+                spec.seed,
+                f"links.{index}.forward.rain_fade",
+            )
+    except ValueError as error:
+        raise SpecError([f"links.{index}.{'leo' if link.leo else 'rain_fade'}: {error}"]) from None
+    rows: list[ScheduleRow] = getattr(link, prefix + "schedule") or []
+    return rows
+
+
+def _schedule(
+    link: Link, index: int, prefix: str, channel: dict[str, Any], spec: Spec
+) -> dict[str, Any]:
     """The plan's schedule of one direction (crates/sim/src/plan/schedule.rs): each field a
     row sets becomes a table from time 0 (the link's own value until its first row); rate
     and delay follow the link's interpolation, the error model and state always step."""
-    rows: list[ScheduleRow] = getattr(link, prefix + "schedule") or []
+    rows = _rows(link, index, prefix, spec)
     plan: dict[str, Any] = {}
 
     def table(values: list[tuple[int, Any]], base: Any) -> list[list[Any]]:
@@ -377,7 +407,7 @@ def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         "interval_ns": spec.interval,
         "trace_interval_ns": spec.trace_interval,
         "hosts": [_host(host) for host in spec.hosts],
-        "links": [_link(link, index) for index, link in enumerate(spec.links)],
+        "links": [_link(link, index, spec) for index, link in enumerate(spec.links)],
     }
     # Only a scenario with a [trace] table has the key, so other plans stay as they were.
     if spec.trace is not None:

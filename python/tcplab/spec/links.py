@@ -35,6 +35,8 @@ from tcplab.spec.fields import (
 from tcplab.spec.schedule import (
     ROW_ERROR_FIELDS,
     Interpolation,
+    Leo,
+    RainFade,
     ScheduleRow,
     read_mahimahi_trace,
     read_schedule_csv,
@@ -162,6 +164,12 @@ class Link(StrictModel):
         description="a mahimahi packet-delivery trace file: the forward direction's rate",
     )
     reverse_trace: str | None = Field(None, description="default: none")
+    rain_fade: RainFade | None = Field(
+        None, description="the forward direction's Eb/No fades with synthesized rain"
+    )
+    leo: Leo | None = Field(
+        None, description="a low-Earth-orbit path: per-second delay and handovers, both ways"
+    )
 
     @field_validator("schedule", "reverse_schedule", mode="before")
     @classmethod
@@ -253,6 +261,27 @@ class Link(StrictModel):
     @model_validator(mode="after")
     def _schedules_fit_the_link(self) -> Link:
         problems = []
+        presets = [name for name in ("rain_fade", "leo") if getattr(self, name) is not None]
+        if len(presets) > 1:
+            problems.append("rain_fade and leo: a link takes one preset")
+        if presets and self.kind in ("wlan", "atm"):
+            problems.append(f"{presets[0]}: only for p2p and ethernet links")
+        for name in presets:
+            given = [f for f in ("schedule", "trace") if getattr(self, f) is not None]
+            if name == "leo":
+                given += [f for f in ("reverse_schedule", "reverse_trace") if getattr(self, f)]
+            if given:
+                problems.append(f"{name} and {', '.join(given)}: a direction's rows come from one")
+        fade = self.rain_fade
+        if (
+            fade is not None
+            and fade.acm is None
+            and (self.ebno_db is None or self.ber_curve is None)
+        ):
+            problems.append(
+                "rain_fade: needs ebno_db and ber_curve (the clear-sky Eb/No and its curve), or"
+                " rain_fade.acm"
+            )
         for prefix in ("", "reverse_"):
             rows: list[ScheduleRow] = getattr(self, prefix + "schedule") or []
             traced = getattr(self, prefix + "trace") is not None

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tcplab.errors import SpecError
-from tcplab.spec.fields import Duration, Probability, Rate, StrictModel
+from tcplab.spec.fields import Duration, PositiveDuration, Probability, Rate, StrictModel
 from tcplab.spec.units import show_value
 
 # The error fields of a row; at most one per row.
@@ -49,6 +49,51 @@ class ScheduleRow(StrictModel):
         return self
 
 
+class Acm(StrictModel):
+    """Adaptive coding and modulation: the carrier runs the DVB-S2 MODCOD of highest
+    efficiency that is quasi-error-free at its Es/No (ETSI EN 302 307-1, Table 13)."""
+
+    symbol_rate: float = Field(gt=0, description="symbols per second, e.g. 5e6")
+    clear_sky_esno_db: float = Field(ge=-10, le=30, description="Es/No without rain, dB")
+    margin_db: float = Field(0.0, ge=0, le=10, description="Es/No kept above a MODCOD's threshold")
+
+
+class RainFade(StrictModel):
+    """Rain attenuation synthesized by ITU-R P.1853-1 §2 (the Maseng-Bakken model) lowering
+    the forward direction's Eb/No (docs/models/schedules.md)."""
+
+    m: float = Field(ge=-10, le=10, description="mean of ln A, A the attenuation in dB")
+    sigma: float = Field(gt=0, le=5, description="standard deviation of ln A")
+    p_rain: Probability = Field(gt=0, lt=1, description="probability of rain")
+    step: PositiveDuration = Field("1s", validate_default=True, description="sample interval")
+    offset: Duration = Field(
+        "0s", validate_default=True, description="where in the synthesized series the run starts"
+    )
+    acm: Acm | None = Field(None, description="adapt the rate to Es/No (DVB-S2 MODCODs)")
+
+
+class Leo(StrictModel):
+    """A low-Earth-orbit path: per-second delay from the serving satellite's geometry, and
+    handovers at a fixed interval, each a delay step and an outage (both directions)."""
+
+    altitude_km: float = Field(550.0, gt=100, le=2000, description="orbit altitude, km")
+    min_elevation_deg: float = Field(
+        25.0, ge=0, lt=90, description="lowest elevation a serving satellite has"
+    )
+    handover_interval: PositiveDuration = Field(
+        "15s", validate_default=True, description="time between satellite reassignments"
+    )
+    outage: Duration = Field(
+        "50ms", validate_default=True, description="how long the line is down at a handover"
+    )
+
+    @model_validator(mode="after")
+    def _outage_within_interval(self) -> Leo:
+        if self.outage >= self.handover_interval:
+            raise ValueError("outage: must be shorter than handover_interval")
+        return self
+
+
 def _cell(column: str, text: str) -> Any:
     """A CSV cell as the TOML value a row would hold: numbers for the unitless fields,
     booleans for `up`, the text itself for quantities with units."""
@@ -71,7 +116,7 @@ def read_schedule_csv(path: Path) -> list[dict[str, Any]]:
     try:
         with path.open(newline="", encoding="utf-8") as file:
             lines = list(csv.reader(file))
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+    except (OSError, ValueError, csv.Error) as error:
         reason = error.strerror if isinstance(error, OSError) else error
         raise ValueError(f"cannot read the schedule file {name}: {reason}") from None
     if not lines:
@@ -109,7 +154,7 @@ def read_mahimahi_trace(path: Path) -> list[int]:
     name = show_value(str(path))
     try:
         text = path.read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, ValueError) as error:
         reason = error.strerror if isinstance(error, OSError) else error
         raise ValueError(f"cannot read the trace file {name}: {reason}") from None
     times: list[int] = []
@@ -154,4 +199,4 @@ def inline_files(data: dict[str, Any], source: Path) -> None:
                 raise SpecError([f"links.{index}.{name}: {error}"], source) from None
         for name in ("trace", "reverse_trace"):
             if isinstance(link.get(name), str):
-                link[name] = str((directory / link[name]).resolve())
+                link[name] = str(directory.absolute() / link[name])
