@@ -173,5 +173,8 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(constants, m)?)?;
     m.add_function(wrap_pyfunction!(run_columnar, m)?)?;
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
+    // The package's version (maturin takes it from this crate's), read by tcplab.version
+    // without importlib.metadata, whose import costs a small run a tenth of its CPU.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

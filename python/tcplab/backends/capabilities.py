@@ -134,12 +134,15 @@ def present(at: At) -> bool:
 class Capability:
     """A field (a plan path pattern) and, for each backend, whether it honours the value
     found there. `reason` says why a backend does not (per backend where they differ); it
-    may name {value}, {backend} and {accepted} (the values that backend takes)."""
+    may name {value}, {backend} and {accepted} (the values that backend takes).
+    `unconditional` names the backends that honour the field whatever its value, whose
+    check need not look at the plan for it."""
 
     field: str
     honours: Callable[[str, At], bool]
     reason: str | Mapping[str, str]
     accepted: Mapping[str, tuple[Any, ...]] | None = None
+    unconditional: frozenset[str] = frozenset()
 
     def why(self, backend: str, at: At) -> str:
         text = self.reason if isinstance(self.reason, str) else self.reason[backend]
@@ -154,7 +157,12 @@ def only(
     when: Condition = present,
 ) -> Capability:
     """Where `when` holds, only `backends` honour the field."""
-    return Capability(field, lambda backend, at: backend in backends or not when(at), reason)
+    return Capability(
+        field,
+        lambda backend, at: backend in backends or not when(at),
+        reason,
+        unconditional=frozenset(backends),
+    )
 
 
 def values(field: str, accepted: Mapping[str, tuple[Any, ...]], reason: str) -> Capability:
@@ -164,12 +172,18 @@ def values(field: str, accepted: Mapping[str, tuple[Any, ...]], reason: str) -> 
         lambda backend, at: backend not in accepted or at.value in accepted[backend],
         reason,
         accepted,
+        frozenset(BACKENDS) - set(accepted),
     )
 
 
 def known(field: str, backend: str, names: frozenset[str], reason: str) -> Capability:
     """`backend` honours only the keys `names` of the object at `field` (a `*` pattern)."""
-    return Capability(field, lambda b, at: b != backend or at.name in names, reason)
+    return Capability(
+        field,
+        lambda b, at: b != backend or at.name in names,
+        reason,
+        unconditional=frozenset(BACKENDS) - {backend},
+    )
 
 
 # Conditions on other fields of the same plan.
@@ -536,6 +550,8 @@ def supported_by(plan: Mapping[str, Any], at: At) -> tuple[str, ...]:
 def check(plan: Mapping[str, Any], backend: str) -> None:
     """Refuse, with Unsupported, the first field of `plan` that `backend` does not honour."""
     for rule in REGISTRY:
+        if backend in rule.unconditional:
+            continue
         for at in places(plan, rule.field):
             if not rule.honours(backend, at):
                 raise Unsupported(

@@ -190,10 +190,15 @@ def _model_summary(spec: Spec) -> Mapping[str, Any] | str | None:
     if spec.backend == "model" or importlib.util.find_spec("tcplab.backends.model") is None:
         return None
     try:
-        # The model is deterministic: one run stands for every repetition.
-        return api.run(
-            spec.model_copy(update={"backend": "model", "repetitions": 1, "trace": None})
-        ).summary
+        # The model is deterministic: one run stands for every repetition. Its trace is not
+        # shown: one sample, at the end, instead of one every trace_interval.
+        update = {
+            "backend": "model",
+            "repetitions": 1,
+            "trace": None,
+            "trace_interval": spec.duration,
+        }
+        return api.run(spec.model_copy(update=update)).summary
     except TcplabError as error:
         return str(error)
 

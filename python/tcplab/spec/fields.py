@@ -69,4 +69,6 @@ class StrictModel(BaseModel):
     # strict: TOML already has real types, so "1460" for an integer or 1 for a bool is a
     # mistake worth reporting rather than coercing. TOML also has nan and inf, which no
     # field here can mean.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, allow_inf_nan=False, defer_build=True
+    )
