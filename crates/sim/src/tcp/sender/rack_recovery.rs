@@ -177,9 +177,19 @@ impl Sender {
             flight: self.cwnd,
             ..self.cc_state(now)
         };
-        self.ssthresh = self.cc.ssthresh_after_loss(&state);
+        self.reduce_ssthresh(&state);
         self.prr = Prr::start(self.segments(self.cwnd));
         self.probe = None;
+    }
+
+    /// ssthresh from the algorithm (`icsk_ca_ops->ssthresh`). One that sets cwnd itself
+    /// keeps its own: Linux's `bbr_ssthresh` only saves cwnd and returns `snd_ssthresh`
+    /// as it was, so a BBR sender's ssthresh stays infinite.
+    fn reduce_ssthresh(&mut self, state: &CcState) {
+        let ssthresh = self.cc.ssthresh_after_loss(state);
+        if !self.cc.sets_cwnd_itself() {
+            self.ssthresh = ssthresh;
+        }
     }
 
     /// Linux `tcp_enter_recovery`: a reduction unless one is already under way (CWR).
@@ -346,7 +356,7 @@ impl Sender {
             ..self.cc_state(now)
         };
         if !reduced_already {
-            self.ssthresh = self.cc.ssthresh_after_loss(&state);
+            self.reduce_ssthresh(&state);
         }
         self.cc.on_timeout(&state);
         self.consecutive_timeouts += 1;
