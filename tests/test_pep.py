@@ -171,6 +171,14 @@ def test_a_flow_through_two_peps_runs_as_three_connections() -> None:
     assert {row["bytes_delivered"] for row in result.segments} == {10**6}
     assert result.summary["bytes_delivered"] == 10**6
     assert [row["relay_peak_bytes"] is None for row in result.segments] == [False, False, True]
+    # Each connection's sender is traced, every trace interval, its count of bytes
+    # acknowledged rising towards the file's size (the run ends between two samples).
+    trace = result.trace_frame()
+    assert sorted(trace.groupby("segment")["t_s"].count().index) == [0, 1, 2]
+    assert len(set(trace.groupby("segment")["t_s"].count())) == 1
+    for _, connection in trace.groupby("segment"):
+        assert connection["acked_bytes"].is_monotonic_increasing
+        assert 0.9 * 10**6 < connection["acked_bytes"].max() <= 10**6
 
 
 def test_in_the_topology_form_only_the_flows_that_cross_the_pep_are_split() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tcplab.report import plots
@@ -210,3 +211,33 @@ def test_delay_cdf_keeps_lost_messages_below_one_and_throughput_delay_per_flow()
     flows = pd.DataFrame({"flow": [0, 1], "goodput_bps": [4e6, 1e6], "srtt_s": [0.02, 0.08]})
     (axes,) = plots.throughput_delay(flows).axes
     assert axes.xaxis_inverted() and axes.get_ylabel() == "goodput (Mbit/s)"
+
+
+def test_reference_lines_differ_in_colour_and_dash() -> None:
+    # Seed 000's window bound and Fig. 11 value were both grey dashed lines.
+    lines = [plots.ReferenceLine(5e5, "window bound"), plots.ReferenceLine(4e5, "Fig. 11")]
+    figure = plots.metric_vs_param(points(), "hosts.client.tcp.sndbuf", "goodput_bps",
+                                   reference_lines=lines)  # fmt: skip
+    named = ("window bound", "Fig. 11")
+    drawn = [line for line in figure.axes[0].get_lines() if line.get_label() in named]
+    styles = {(str(line.get_color()), str(line.get_linestyle())) for line in drawn}
+    assert len(drawn) == 2 and len(styles) == 2
+
+
+def test_long_bar_names_wrap_without_overlapping() -> None:
+    # Seed 004's PEP bars: four configurations whose names ran into each other.
+    names = ["unsplit (reno, IW 10)", "PEP, satellite side reno, IW 10",
+             "PEP, satellite side cubic, IW 2560", "PEP, satellite side hybla, IW 10"]  # fmt: skip
+    frame = pd.DataFrame({"path": names, "goodput_bps": [20e6, 21e6, 36e6, 36e6]})
+    figure = plots.bar_chart(frame, "path", "goodput_bps")
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    boxes = [t.get_window_extent(canvas.get_renderer()) for t in figure.axes[0].get_xticklabels()]
+    assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:], strict=False))
+
+
+def test_a_bulk_apps_message_size_is_its_write_size() -> None:
+    # app.message_size is the size of each write call (seed 003's Fig. 5 axis), a media
+    # stream's message_size the size of its messages.
+    assert plots.quantity("app.message_size").name == "write size"
+    assert plots.quantity("app.streams.0.message_size").name == "message size"

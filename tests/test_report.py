@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import base64
 import re
+import sys
 from pathlib import Path
+
+import numpy as np
 
 import tcplab
 from tcplab.report import write_report
+from tcplab.report.run import report_figures
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SCENARIO = {
     "name": "report-test",
@@ -112,3 +123,22 @@ def test_a_spread_that_is_only_rounding_is_not_shown() -> None:
     assert display.rate(56830.0, 2.214e-14) == "56.83 kbit/s"
     assert display.rate(56830.0, 1200.0) == "56.83 ± 1.2 kbit/s"
     assert display.percent(0.5, 1e-17) == "50.0 %"
+
+
+def test_a_pep_report_draws_both_legs(tmp_path: Path) -> None:
+    # examples/satellite-pep.toml, shortened: the terrestrial and the satellite connection
+    # each get their lines in the sender plot and a panel of windows.
+    scenario = tomllib.loads((ROOT / "examples" / "satellite-pep.toml").read_text())
+    result = tcplab.run({**scenario, "duration": "2s"})
+    figures = report_figures(result)
+    labels = [line.get_label() for line in figures["sender"].axes[0].get_lines()]
+    assert labels == ["flow 0: client → gateway", "flow 0: gateway → server"]
+    titles = [axes.get_title() for axes in figures["windows"].axes]
+    assert titles == ["flow 0: client → gateway", "flow 0: gateway → server"]
+    # Each its own path's round trip: its smallest srtt 10 ms terrestrial, 600 ms over the
+    # satellite (one unit for both lines in the srtt panel).
+    lines = figures["sender"].axes[1].get_lines()
+    srtt = {line.get_label(): np.nanmin(line.get_ydata()) for line in lines}
+    assert srtt["flow 0: gateway → server"] > 30 * srtt["flow 0: client → gateway"]
+    html = write_report(result, tmp_path / "report.html").read_text()
+    assert "draw every connection" in html

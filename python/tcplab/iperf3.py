@@ -104,7 +104,13 @@ class _Stream:
         self.sender = _tcp(spec, self.flow["src"])
         self.receiver = _tcp(spec, self.flow["dst"])
         trace = result.trace
-        rows = [i for i, f in enumerate(trace.get("flow", [])) if f == self.flow["flow"]]
+        # The stream is the source's connection: segment 0 of a flow a PEP splits.
+        segments = trace.get("segment") or [0] * trace.rows
+        rows = [
+            i
+            for i, (f, s) in enumerate(zip(trace.get("flow", []), segments, strict=True))
+            if f == self.flow["flow"] and s == 0
+        ]
         self.times = [float(trace["t_s"][i]) for i in rows]
         self.samples = [{name: trace[name][i] for name in trace} for i in rows]
         self.counted = bool(self.samples) and all(

@@ -11,10 +11,10 @@ use crate::plan::Plan;
 /// The most the result's columns may take, in bytes (1 GiB).
 pub const BUDGET_BYTES: u64 = 1 << 30;
 
-/// Bytes per sample: a trace row (flow u32, t_s f64, cwnd, ssthresh, flight and rwnd u32,
-/// srtt f64, acked bytes u64, retransmits u32), an ATM queue or ABR rate row (t_s f64, link
+/// Bytes per sample: a trace row (flow and segment u32, t_s f64, cwnd, ssthresh, flight and
+/// rwnd u32, srtt f64, acked bytes u64, retransmits u32), an ATM queue or ABR rate row (t_s f64, link
 /// or flow u64, direction u8, cells u64 or rate f64), a series row (t_s f64, bytes u64).
-const TRACE_ROW_BYTES: u64 = 4 + 8 + 4 + 4 + 8 + 4 + 4 + 8 + 4;
+const TRACE_ROW_BYTES: u64 = 4 + 4 + 8 + 4 + 4 + 8 + 4 + 4 + 8 + 4;
 const PORT_ROW_BYTES: u64 = 8 + 8 + 1 + 8;
 const SERIES_ROW_BYTES: u64 = 8 + 8;
 /// A media message: its size and send time (u64), its arrival time (Option<u64>).
@@ -156,8 +156,11 @@ pub fn estimate_bytes(plan: &Plan) -> (u64, &'static str) {
         .filter(|ch| ch.atm.is_some())
         .count() as u64;
     let vcs = if plan.abr.is_some() { 2 * flows } else { 0 };
-    let traced = samples
-        .saturating_mul(flows.saturating_mul(TRACE_ROW_BYTES) + (ports + vcs) * PORT_ROW_BYTES);
+    // Each TCP connection is traced: a flow crossing every PEP runs as peps + 1 of them.
+    let connections = flows.saturating_mul(plan.peps.len() as u64 + 1);
+    let traced = samples.saturating_mul(
+        connections.saturating_mul(TRACE_ROW_BYTES) + (ports + vcs) * PORT_ROW_BYTES,
+    );
     let series = plan
         .duration_ns
         .div_ceil(plan.interval_ns)

@@ -106,7 +106,7 @@ pub struct Simulation {
 /// Reserved up front, the trace's columns never grow by doubling (which would hold up to
 /// twice the samples' memory) or copy themselves as they grow.
 fn traced_samples(plan: &Plan, flows: &[Flow]) -> usize {
-    let traced = flows.iter().filter(|f| f.segment == 0 && f.tcp().is_some());
+    let traced = flows.iter().filter(|f| f.tcp().is_some());
     let samples = (plan.duration_ns / plan.trace_interval_ns).max(1);
     traced.count() * usize::try_from(samples).unwrap_or(usize::MAX)
 }
@@ -267,9 +267,10 @@ impl Simulation {
             Event::Start(f) => self.start(ix(f)),
             Event::Wlan(m) => self.wlan_due(ix(m)),
             Event::Sample => {
-                for flow in self.flows.iter().filter(|f| f.segment == 0) {
+                // Every TCP connection: each one of a flow a PEP splits is traced too.
+                for flow in &self.flows {
                     if let Some(tx) = flow.tcp() {
-                        self.trace.sample(flow.flow, self.now, tx);
+                        self.trace.sample(flow.flow, flow.segment, self.now, tx);
                     }
                 }
                 if let Some(atm) = &mut self.atm {

@@ -56,13 +56,13 @@ fn columns_hold_what_the_json_holds() {
 
 #[test]
 fn a_trace_beyond_the_budget_is_refused_naming_its_interval() {
-    // One flow sampled every microsecond for an hour: 3.6e9 samples of 48 bytes.
+    // One flow sampled every microsecond for an hour: 3.6e9 samples of 52 bytes.
     let err = tcplab_sim::run_json(&plan(3_600_000_000_000, 1_000))
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("trace_interval_ns: "), "{err}");
     assert!(err.contains("raise trace_interval"), "{err}");
-    assert!(err.contains("164795.0 MiB"), "{err}");
+    assert!(err.contains("178527.9 MiB"), "{err}");
     assert!(
         err.contains(&format!("{} MiB budget", BUDGET_BYTES >> 20)),
         "{err}"

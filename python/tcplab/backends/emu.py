@@ -701,6 +701,8 @@ def _trace(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> dict[str, list[Any]
     out = empty_trace()
     for flow, row in rows:
         out["flow"].append(flow)
+        # Each flow's own connection; a PEP relay's onward connection is not sampled.
+        out["segment"].append(0)
         out["t_s"].append(row["t_s"])
         out["cwnd_bytes"].append(row["cwnd_bytes"])
         ssthresh = row["ssthresh_bytes"]

@@ -387,6 +387,7 @@ def _trace(
         )
         flowing = fluid.start_s <= t and remaining > 0
         out["flow"].append(0)
+        out["segment"].append(0)
         out["t_s"].append(t)
         out["cwnd_bytes"].append(cwnd)
         # The loss-free evolution never leaves slow start by a loss.

@@ -17,11 +17,13 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcplab.report import display, plots
+from tcplab.report import display, fonts, plots
 from tcplab.result import write_atomically
 
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
+_STYLE = (
+    f"\nbody {{ font-family: {fonts.CSS_FAMILY};"
+    " margin: 2em auto; max-width: 60em; color: #222; }"
+    + """
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 th { overflow-wrap: anywhere; }
@@ -34,6 +36,7 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 .failed { color: #a11; font-weight: bold; }
 .open { color: #8a5a00; font-weight: bold; }
 """
+)
 
 _HOST_COLUMNS = ("cc", "sndbuf", "rcvbuf", "mss", "initial_window", "window_scaling",
                  "delayed_ack", "nagle", "min_rto")  # fmt: skip

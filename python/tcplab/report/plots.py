@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,11 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcplab.report import display
+from tcplab.report import display, fonts
 from tcplab.spec import units
+
+# The papers' Korean titles and quotes: drawn, where a CJK font is installed, not as boxes.
+fonts.use_cjk_fallback()
 
 # "time" is a result in seconds (t_s, srtt_s); "duration" a scenario field, which the store
 # holds in integer nanoseconds and a scenario writes with a unit ("275ms").
@@ -57,9 +61,14 @@ _QUANTITIES: dict[str, tuple[str, Kind]] = {
     "cpu_utilisation": ("CPU utilisation", "share"),
     "goodput_per_cpu_bps": ("goodput per unit of CPU", "rate"),
     "fairness": ("Jain fairness index", "number"),
+    # A label that names itself ("flow 0: client → gateway").
+    "connection": ("", "number"),
     "sndbuf": ("socket send buffer", "size"),
     "rcvbuf": ("socket receive buffer", "size"),
     "message_size": ("message size", "size"),
+    # The bulk and file apps' message_size is the size of each write call (netperf -m),
+    # not of a message the paper speaks of (seed 003's voice message is app.bytes).
+    "app.message_size": ("write size", "size"),
     "read_size": ("read size", "size"),
     "write_delay": ("pause after each write", "duration"),
     "read_delay": ("pause after each read", "duration"),
@@ -91,6 +100,8 @@ _SUFFIXES: tuple[tuple[str, Kind], ...] = (
 _SIZE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "B"))
 _PARSERS = {"rate": units.parse_rate, "size": units.parse_size}
 FIGSIZE = (7.0, 4.0)
+# Characters of tick labels that fit across a FIGSIZE figure at the default font size.
+_TICK_CHARACTERS = 60
 WIDE_FIGSIZE = (9.0, 3.2)
 
 
@@ -104,6 +115,8 @@ class Quantity:
 
 def quantity(column: str) -> Quantity:
     """The quantity of a result column or of a swept field path such as `links.0.ebno_db`."""
+    if column in _QUANTITIES:
+        return Quantity(*_QUANTITIES[column])
     leaf = column.rsplit(".", 1)[-1]
     if leaf in _QUANTITIES:
         return Quantity(*_QUANTITIES[leaf])
@@ -185,12 +198,22 @@ class ReferenceLine:
     axis: Literal["x", "y"] = "y"
 
 
+# Each reference line of a plot its own colour and dash, so the legend tells them apart.
+_REFERENCE_STYLES = (
+    ("0.25", "--"),
+    ("tab:red", "-."),
+    ("tab:purple", ":"),
+    ("tab:brown", (0, (6, 2, 1, 2, 1, 2))),
+)
+
+
 def _draw_references(axes: Axes, lines: Sequence[ReferenceLine], x: Scale, y: Scale) -> None:
-    for line in lines:
+    for index, line in enumerate(lines):
+        color, style = _REFERENCE_STYLES[index % len(_REFERENCE_STYLES)]
         if line.axis == "y":
-            axes.axhline(line.value / y.factor, color="0.35", linestyle="--", label=line.label)
+            axes.axhline(line.value / y.factor, color=color, linestyle=style, label=line.label)
         else:
-            axes.axvline(line.value / x.factor, color="0.35", linestyle=":", label=line.label)
+            axes.axvline(line.value / x.factor, color=color, linestyle=style, label=line.label)
 
 
 @dataclass(frozen=True)
@@ -371,7 +394,11 @@ def bar_chart(
             positions, group["_y"] / y_scale.factor, width, yerr=errors, capsize=3, label=label
         )
     _draw_references(axes, reference_lines, Scale(1.0, ""), y_scale)
-    axes.set_xticks(range(len(categories)), [format_value(category, c) for c in categories])
+    # Long names ("PEP, satellite side cubic, IW 2560") wrapped to their bar's share of the
+    # width (about 60 characters across the figure), so that neighbours do not overlap.
+    share = max(8, _TICK_CHARACTERS // len(categories))
+    ticks = [textwrap.fill(format_value(category, c), share) for c in categories]
+    axes.set_xticks(range(len(categories)), ticks)
     axes.set_xlabel(quantity(category).name)
     axes.set_ylabel(y_scale.label(quantity(y).name))
     axes.set_ylim(bottom=0)
@@ -450,11 +477,17 @@ def sender_trace(
 _INFINITE_BYTES = 2**32 - 1
 
 
-def window_trace(frame: pd.DataFrame, *, flows: int = 4, title: str | None = None) -> Figure:
-    """Per flow (the first `flows`), its sender's windows over time: cwnd, ssthresh (once
-    it is finite), the receive window the peer offers and the bytes in flight."""
-    _require(frame, "t_s", "flow", "cwnd_bytes", "ssthresh_bytes", "rwnd_bytes", "flight_bytes")
-    shown = sorted(frame["flow"].unique())[:flows]
+def window_trace(
+    frame: pd.DataFrame, *, flows: int = 4, panel: str = "flow", title: str | None = None
+) -> Figure:
+    """Per flow (the first `flows` values of the `panel` column: e.g. `connection` for
+    each TCP connection of a flow a PEP splits), its sender's windows over time: cwnd,
+    ssthresh (once it is finite), the receive window the peer offers and the bytes in
+    flight."""
+    _require(frame, "t_s", panel, "cwnd_bytes", "ssthresh_bytes", "rwnd_bytes", "flight_bytes")
+    shown = list(dict.fromkeys(frame[panel]))[:flows]
+    if panel == "flow":
+        shown.sort()
     finite = frame["ssthresh_bytes"].where(frame["ssthresh_bytes"] < _INFINITE_BYTES)
     values = [*frame["cwnd_bytes"], *frame["rwnd_bytes"], *finite.dropna()]
     size = scale("size", values)
@@ -467,12 +500,16 @@ def window_trace(frame: pd.DataFrame, *, flows: int = 4, title: str | None = Non
         ("flight_bytes", "in flight", "-"),
     )
     for axes, flow in zip(panels, shown, strict=True):
-        group = frame[frame["flow"] == flow].sort_values("t_s")
+        group = frame[frame[panel] == flow].sort_values("t_s")
         for column, label, style in lines:
             values = group[column].where(group[column] < _INFINITE_BYTES)
             width = 0.8 if column == "flight_bytes" else 1.5
             axes.plot(group["t_s"], values / size.factor, style, lw=width, label=label)
-        axes.set_ylabel(size.label(f"flow {flow}"))
+        if panel == "flow":
+            axes.set_ylabel(size.label(_label(panel, flow)))
+        else:  # a longer name: above the panel
+            axes.set_ylabel(size.label("window"))
+            axes.set_title(_label(panel, flow), fontsize="medium")
         # A receive window far above cwnd (a large buffer) would flatten the rest: it is
         # cut at the top then, and the axis fits cwnd, ssthresh and the flight.
         own = [group[c].where(group[c] < _INFINITE_BYTES).max() for c, _, _ in lines]

@@ -43,11 +43,25 @@ def report_figures(result: RunResult) -> dict[str, Figure | None]:
     if "repetition" in trace:
         trace = trace[trace["repetition"] == 0]
     traced = not trace.empty and trace["acked_bytes"].notna().all()
+    connections = _connections(result, trace)
+    # A flow a PEP splits: each of its TCP connections drawn, labelled by its ends.
+    lines, panel = (("connection",), "connection") if connections is not None else ((), "flow")
+    if connections is not None:
+        trace = connections
+    first = trace[trace["segment"] == 0] if "segment" in trace else trace
     figures: dict[str, Figure | None] = {
         "goodput": plots.per_interval(series, "goodput_bps") if not series.empty else None,
-        "sender": plots.sender_trace(trace) if not trace.empty else None,
-        "windows": plots.window_trace(trace, flows=_WINDOW_PANELS) if not trace.empty else None,
-        "time-sequence": plots.time_sequence(trace) if traced else None,
+        "sender": (
+            plots.sender_trace(trace, series=lines or ("repetition", "flow"))
+            if not trace.empty
+            else None
+        ),
+        "windows": (
+            plots.window_trace(trace, flows=_WINDOW_PANELS, panel=panel)
+            if not trace.empty
+            else None
+        ),
+        "time-sequence": plots.time_sequence(first) if traced else None,
     }
     # Each flow's goodput is cut from its trace: only when every flow is a traced TCP one.
     every_flow = set(trace["flow"]) == {flow["flow"] for flow in result.flows}
@@ -60,6 +74,24 @@ def report_figures(result: RunResult) -> dict[str, Figure | None]:
     if result.messages.get("delay_s"):
         figures["delay-cdf"] = plots.delay_cdf(result.messages_frame())
     return figures
+
+
+def _connections(result: RunResult, trace: pd.DataFrame) -> pd.DataFrame | None:
+    """For a run with a PEP, the trace with a `connection` column naming each TCP
+    connection by its flow and its two ends (from the `segments` rows); else None."""
+    if not result.segments or "segment" not in trace or trace.empty:
+        return None
+    ends = {
+        (row["flow"], row["segment"]): f"flow {row['flow']}: {row['src']} → {row['dst']}"
+        for row in result.segments
+        if row.get("repetition", 0) == 0
+    }
+    labelled = trace.copy()
+    labelled["connection"] = [
+        ends.get((flow, segment), f"flow {flow}, connection {segment}")
+        for flow, segment in zip(labelled["flow"], labelled["segment"], strict=True)
+    ]
+    return labelled.sort_values(["flow", "segment", "t_s"], kind="stable")
 
 
 _CAPTIONS = {
@@ -104,7 +136,8 @@ def _render(result: RunResult, figures: dict[str, Figure | None]) -> str:
             [
                 "<h2>PEP segments</h2>",
                 "<p>Each TCP connection of a flow a PEP splits; the flow's row above is "
-                "end to end. The plots above show each flow's first connection only.</p>",
+                "end to end. The sender and window plots above draw every connection; the "
+                "time-sequence diagram the first.</p>",
                 html.frame_table(result.segments_frame()),
             ]
             if result.segments

@@ -83,10 +83,13 @@ impl IntervalSeries {
 /// 2^32 − 1 (an infinite ssthresh reads so; a window can reach at most 2^30 bytes, RFC 7323
 /// §2.3); the two running totals, bytes acknowledged (64-bit: a long run passes 4 GiB) and
 /// retransmitted segments, let a reader take any interval's difference (iperf3's
-/// per-interval bytes and retransmits); a sample is 48 bytes (crate::columns).
+/// per-interval bytes and retransmits); a sample is 52 bytes (crate::columns).
 #[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Trace {
     pub flow: Vec<u32>,
+    /// Which TCP connection of the flow: 0 from its source, 1, 2, ... onwards from each
+    /// PEP that splits it (the `segments` rows' numbering).
+    pub segment: Vec<u32>,
     pub t_s: Vec<f64>,
     pub cwnd_bytes: Vec<u32>,
     pub ssthresh_bytes: Vec<u32>,
@@ -105,6 +108,7 @@ impl Trace {
     pub fn with_capacity(samples: usize) -> Self {
         Self {
             flow: Vec::with_capacity(samples),
+            segment: Vec::with_capacity(samples),
             t_s: Vec::with_capacity(samples),
             cwnd_bytes: Vec::with_capacity(samples),
             ssthresh_bytes: Vec::with_capacity(samples),
@@ -116,9 +120,11 @@ impl Trace {
         }
     }
 
-    pub fn sample(&mut self, flow: usize, now: Nanos, tcp: &Sender) {
+    pub fn sample(&mut self, flow: usize, segment: usize, now: Nanos, tcp: &Sender) {
         self.flow
             .push(u32::try_from(flow).expect("fewer than 2^32 flows"));
+        self.segment
+            .push(u32::try_from(segment).expect("fewer than 2^32 PEPs"));
         self.t_s.push(seconds(now));
         self.cwnd_bytes.push(saturating_u32(tcp.cwnd()));
         self.ssthresh_bytes.push(saturating_u32(tcp.ssthresh()));
@@ -136,6 +142,7 @@ impl Trace {
             name: "trace",
             columns: vec![
                 column("flow", Values::U32(self.flow)),
+                column("segment", Values::U32(self.segment)),
                 column("t_s", Values::F64(self.t_s)),
                 column("cwnd_bytes", Values::U32(self.cwnd_bytes)),
                 column("ssthresh_bytes", Values::U32(self.ssthresh_bytes)),
