@@ -42,9 +42,10 @@ def test_iperf3_on_the_geo_hop_reaches_the_window_bound() -> None:
 
 @pytest.mark.parametrize("tool", ["tcplab", "iperf3"])
 def test_an_emulated_run_as_iperf3_json(tool: str) -> None:
-    """--format iperf3 of a kernel run: its one stream's intervals are the series' bytes
-    delivered, its retransmits the kernel's (TCP_INFO's total, or iperf3's own), and the
-    end sums the summary's."""
+    """--format iperf3 of a kernel run: its one stream's intervals are the bytes the
+    kernel counts acknowledged (TCP_INFO, tcplab's tool) or, where iperf3 samples none, the
+    series' bytes delivered; its retransmits the kernel's (TCP_INFO's total, or iperf3's
+    own), and the end sums the summary's."""
     tcp = {"cc": "cubic", "sndbuf": "256KiB", "rcvbuf": "256KiB"}
     app = {"kind": "bulk", "message_size": "128KiB"}
     result = tcplab.run(
@@ -60,7 +61,14 @@ def test_an_emulated_run_as_iperf3_json(tool: str) -> None:
     )
     ours = result.to_iperf3()
     rows = [interval["streams"][0] for interval in ours["intervals"]]
-    assert [row["bytes"] for row in rows] == list(result.series["interval_bytes"])
+    if tool == "iperf3":
+        assert [row["bytes"] for row in rows] == list(result.series["interval_bytes"])
+    else:
+        sent = sum(row["bytes"] for row in rows)
+        assert sent == ours["end"]["streams"][0]["sender"]["bytes"]
+        assert max(result.trace["acked_bytes"]) <= result.summary["bytes_written"]
+        # Acknowledged by the last sample before the end, against read: within a buffer.
+        assert abs(sent - result.summary["bytes_delivered"]) <= 256 * 1024
     assert [i["sum"]["end"] for i in ours["intervals"]] == list(result.series["t_s"])
     assert ours["end"]["sum_received"]["bytes"] == result.summary["bytes_delivered"]
     assert ours["end"]["sum_sent"]["retransmits"] == result.summary["retransmits"] > 0
@@ -69,3 +77,33 @@ def test_an_emulated_run_as_iperf3_json(tool: str) -> None:
     assert sum(counted) <= result.summary["retransmits"]
     assert any(row["rtt"] and row["rtt"] >= 20_000 for row in rows)  # 2 x 10 ms at least
     assert ours["end"]["sender_tcp_congestion"] == "cubic"
+
+
+def test_parallel_kernel_connections_as_iperf3_streams() -> None:
+    """app.parallel on the kernel: each connection a stream of its own, its intervals the
+    bytes TCP_INFO counts acknowledged on it (tcplab's tool samples tcpi_bytes_acked)."""
+    tcp = {"cc": "cubic", "sndbuf": "256KiB", "rcvbuf": "256KiB"}
+    result = tcplab.run(
+        {
+            "name": "emu-parallel-as-iperf3",
+            "backend": "emu",
+            "duration": "3s",
+            "interval": "500ms",
+            "hosts": [{"name": "client", "tcp": tcp}, {"name": "server", "tcp": tcp}],
+            "links": [{"rate": "20Mbps", "delay": "10ms"}],
+            "app": {"kind": "bulk", "message_size": "128KiB", "parallel": 2},
+        }
+    )
+    ours = result.to_iperf3()
+    assert ours["start"]["test_start"]["num_streams"] == 2
+    for interval in ours["intervals"]:
+        assert [row["socket"] for row in interval["streams"]] == [1, 2]
+        assert interval["sum"]["bytes"] == sum(row["bytes"] for row in interval["streams"])
+    for k, flow in enumerate(result.flows):
+        sent = sum(interval["streams"][k]["bytes"] for interval in ours["intervals"])
+        assert sent == ours["end"]["streams"][k]["sender"]["bytes"]
+        assert ours["end"]["streams"][k]["receiver"]["bytes"] == flow["bytes_delivered"]
+        # The last sample falls up to a trace interval before the end: within a buffer.
+        assert abs(sent - flow["bytes_delivered"]) <= 256 * 1024
+        # Both shared the 20 Mb/s link for 3 s (7.5 MB): each carried a real part of it.
+        assert sent > 1_000_000

@@ -7,8 +7,9 @@ sender trace (docs/cli.md, "--format iperf3", says what each key holds): `bytes`
 bytes the receiver acknowledged in the interval and `retransmits` the segments
 retransmitted in it (differences of the trace's running totals at the last sample at or
 before each interval's end); `snd_cwnd`, `snd_wnd` and `rtt` (µs) the sender's state at
-that sample. Where the trace keeps no running total of bytes (the emu backend's tools do
-not sample it), the one stream's bytes are the series' bytes delivered per interval.
+that sample. Where the trace keeps no running total of bytes (the emu backend's iperf3
+tool does not sample it), the one stream's bytes are the series' bytes delivered per
+interval.
 """
 
 from __future__ import annotations

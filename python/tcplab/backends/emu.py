@@ -436,9 +436,24 @@ def to_result(
         emulator,
         flows=flows,
         series=_series(_summed_intervals(connections), plan["interval_ns"], elapsed),
-        trace=_trace([(k, row) for k, rows in enumerate(traces) for row in rows]),
+        trace=_trace(
+            [
+                (k, {**row, "bytes_acked": _data_acked(row.get("bytes_acked"), e["sum_sent"])})
+                for k, (rows, e) in enumerate(zip(traces, ends, strict=True))
+                for row in rows
+            ]
+        ),
         relays=measured.get("relays"),
     )
+
+
+def _data_acked(bytes_acked: int | None, sent: Mapping[str, Any]) -> int | None:
+    """Data bytes acknowledged, from TCP_INFO's tcpi_bytes_acked: Linux counts every
+    sequence number acknowledged, and the SYN and the FIN take one each (RFC 9293 §3.4),
+    so the SYN is taken off and the count held to the bytes written (the FIN's)."""
+    if bytes_acked is None:
+        return None
+    return max(0, min(bytes_acked - 1, int(sent["bytes"])))
 
 
 def _namespace_counters(deltas: Sequence[Mapping[str, int]]) -> dict[str, int]:
@@ -710,8 +725,8 @@ def _trace(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> dict[str, list[Any]
         out["srtt_s"].append((row["srtt_us"] or 0) / 1e6)
         out["flight_bytes"].append(row["flight_bytes"])
         out["rwnd_bytes"].append(row["snd_wnd_bytes"] or 0)
-        # TCP_INFO's tcpi_total_retrans (tcplab's tool) or iperf3's running sum; neither
-        # tool samples bytes acknowledged.
-        out["acked_bytes"].append(None)
+        # TCP_INFO's tcpi_bytes_acked and tcpi_total_retrans (tcplab's tool); iperf3 samples
+        # no bytes acknowledged, and its retransmits are summed into a running total.
+        out["acked_bytes"].append(row.get("bytes_acked"))
         out["retransmits"].append(row.get("total_retrans"))
     return out

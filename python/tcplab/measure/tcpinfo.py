@@ -108,6 +108,8 @@ def sample_row(t_s: float, info: TcpInfo) -> dict[str, Any]:
         "flight_bytes": info.flight_bytes,
         "snd_wnd_bytes": info["snd_wnd"],
         "total_retrans": info["total_retrans"],
+        # tcpEStatsAppHCThruOctetsAcked (RFC 4898): data bytes acknowledged, a running total.
+        "bytes_acked": info["bytes_acked"],
         "delivery_rate_Bps": info["delivery_rate"],
         "busy_time_us": info["busy_time"],
         "rwnd_limited_us": info["rwnd_limited"],
