@@ -263,3 +263,29 @@ def test_a_trace_path_the_filesystem_cannot_hold_is_a_clean_error(tmp_path: Path
     )
     with pytest.raises(SpecError, match="links.0.trace: .*cannot read the trace file"):
         tcplab.load_spec(tmp_path / "run.toml")
+
+
+def test_a_sweep_ranges_over_schedule_files_and_preset_parameters(tmp_path: Path) -> None:
+    (tmp_path / "slow.csv").write_text("at,rate\n1s,2Mbps\n")
+    (tmp_path / "fast.csv").write_text("at,rate\n1s,8Mbps\n")
+    (tmp_path / "files.toml").write_text(
+        'duration = "3s"\n[[links]]\nrate = "10Mbps"\ndelay = "10ms"\n'
+        '[sweep]\n"links.0.schedule" = ["slow.csv", "fast.csv"]\n'
+    )
+    store = tcplab.sweep(tmp_path / "files.toml", out=tmp_path / "a", backend="sim", jobs=1)
+    # A point is named by its rows, which the store keeps as the swept value.
+    goodput = {
+        "slow" if "2Mbps" in row["links.0.schedule"] else "fast": row["goodput_bps"]
+        for row in store.aggregate().to_dict("records")
+    }
+    assert goodput["slow"] < 0.6 * goodput["fast"]
+    (tmp_path / "leo.toml").write_text(
+        'duration = "6s"\n[[links]]\nrate = "10Mbps"\ndelay = "10ms"\n[links.leo]\n'
+        '[sweep]\n"links.0.leo.handover_interval" = ["1s", "15s"]\n'
+    )
+    store = tcplab.sweep(tmp_path / "leo.toml", out=tmp_path / "b", backend="sim", jobs=1)
+    rows = store.aggregate().to_dict("records")
+    often = next(r for r in rows if r["links.0.leo.handover_interval"] == 10**9)
+    rarely = next(r for r in rows if r["links.0.leo.handover_interval"] == 15 * 10**9)
+    # Five handovers' outages against none.
+    assert often["goodput_bps"] < rarely["goodput_bps"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -182,10 +183,22 @@ def _schedule_fields(link: dict[str, Any]) -> Iterator[str]:
     )
 
 
+# The sweep paths whose values are files: a link direction's schedule or trace.
+_SWEPT_FILE = re.compile(r"^links\.[0-9]+\.(reverse_)?(schedule|trace)$")
+
+
 def inline_files(data: dict[str, Any], source: Path) -> None:
     """Read the schedule files the scenario file `source` names into its rows, and make
-    its trace paths, relative to its directory, absolute."""
+    its trace paths, and the files a sweep ranges over, relative to its directory absolute
+    (a swept schedule file stays a path, which names the point in the results)."""
     directory = source.parent
+    sweep = data.get("sweep")
+    if isinstance(sweep, dict):
+        for path, values in sweep.items():
+            if _SWEPT_FILE.match(path) and isinstance(values, list):
+                sweep[path] = [
+                    str(directory.absolute() / v) if isinstance(v, str) else v for v in values
+                ]
     links = data.get("links")
     if not isinstance(links, list):
         return
