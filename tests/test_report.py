@@ -6,6 +6,7 @@ import base64
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -142,3 +143,26 @@ def test_a_pep_report_draws_both_legs(tmp_path: Path) -> None:
     assert srtt["flow 0: gateway → server"] > 30 * srtt["flow 0: client → gateway"]
     html = write_report(result, tmp_path / "report.html").read_text()
     assert "draw every connection" in html
+
+
+def test_a_changing_links_schedule_is_drawn_behind_goodput_and_srtt() -> None:
+    def labels(figure: Any) -> set[str]:
+        return {line.get_label() for axes in figure.axes for line in axes.get_lines()}
+
+    rows = [{"at": "1s", "rate": "2Mbps", "delay": "30ms"}]
+    link = {"rate": "10Mbps", "delay": "10ms", "schedule": rows}
+    figures = report_figures(tcplab.run({**SCENARIO, "links": [link]}))
+    assert "link rate" in labels(figures["goodput"])
+    assert "link delay" in labels(figures["sender"])
+    faded = {
+        **link,
+        "ber_curve": "qpsk",
+        "ebno_db": 9.0,
+        "schedule": [{"at": "1s", "ebno_db": 8.0}],
+    }
+    assert "link Eb/No" in labels(
+        report_figures(tcplab.run({**SCENARIO, "links": [faded]}))["goodput"]
+    )
+    # A run without a schedule draws nothing more.
+    plain = report_figures(tcplab.run(SCENARIO))
+    assert not {"link rate", "link delay"} & (labels(plain["goodput"]) | labels(plain["sender"]))

@@ -250,7 +250,7 @@ def _row_error(link: Link, index: int, prefix: str, row: ScheduleRow) -> dict[st
     return None
 
 
-def _rows(link: Link, index: int, prefix: str, spec: Spec) -> list[ScheduleRow]:
+def schedule_rows(link: Link, index: int, prefix: str, spec: Spec) -> list[ScheduleRow]:
     """A direction's rows: the scenario's, or those a preset generates for the run."""
     forward = prefix == ""
     try:
@@ -283,7 +283,7 @@ def _schedule(
     """The plan's schedule of one direction (crates/sim/src/plan/schedule.rs): each field a
     row sets becomes a table from time 0 (the link's own value until its first row); rate
     and delay follow the link's interpolation, the error model and state always step."""
-    rows = _rows(link, index, prefix, spec)
+    rows = schedule_rows(link, index, prefix, spec)
     plan: dict[str, Any] = {}
 
     def table(values: list[tuple[int, Any]], base: Any) -> list[list[Any]]:

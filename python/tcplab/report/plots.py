@@ -20,7 +20,7 @@ import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from tcplab.report import display, fonts
+from tcplab.report.schedule import Track
 from tcplab.spec import units
 
 # The papers' Korean titles and quotes: drawn, where a CJK font is installed, not as boxes.
@@ -408,6 +409,31 @@ def bar_chart(
     return figure
 
 
+def _draw_track(axes: Axes, track: Track, factor: float) -> None:
+    """A link's schedule drawn behind the run's own lines: thin, grey, dashed."""
+    values = [v / factor for v in track.values]
+    style: dict[str, Any] = {"color": "0.55", "linestyle": "--", "linewidth": 1.0, "zorder": 1}
+    if track.linear:
+        axes.plot(track.times_s, values, label=track.name, **style)
+    else:
+        axes.step(track.times_s, values, where="post", label=track.name, **style)
+
+
+def _draw_db_tracks(axes: Axes, tracks: Sequence[Track]) -> None:
+    """Eb/No tracks on an axis of their own, at the right."""
+    db = [t for t in tracks if t.quantity == "db"]
+    if not db:
+        return
+    right = axes.twinx()
+    for track in db:
+        _draw_track(right, track, 1.0)
+    right.set_ylabel("Eb/No (dB)")
+    right.legend(loc="lower right", fontsize="small")
+    # The run's own lines in front of the schedule's axis.
+    axes.set_zorder(right.get_zorder() + 1)
+    axes.patch.set_visible(False)
+
+
 def per_interval(
     frame: pd.DataFrame,
     y: str = "interval_bytes",
@@ -415,19 +441,28 @@ def per_interval(
     series: Sequence[str] = ("repetition",),
     title: str | None = None,
     paper: Sequence[PaperPoints] = (),
+    behind: Sequence[Track] = (),
 ) -> Figure:
     """Per-interval values (delivered bytes, or goodput) as steps over time.
 
     `frame` has `t_s` stamped at each interval's end (the first starts at 0), as in the
     result's series; one line per combination of the `series` columns present. `paper` are
     a source paper's (time, value) points, drawn as black markers (e.g. at the middle of
-    each interval it reports).
+    each interval it reports). `behind`: a changing link's schedule (report/schedule.py),
+    its rates on the same axis when `y` is a rate and its Eb/No on one at the right.
     """
     _require(frame, "t_s", y)
     y_kind = quantity(y).kind
-    y_scale = scale(y_kind, [*numeric(frame[y], y_kind), *_paper_values(paper)])
+    rates = [t for t in behind if t.quantity == "rate" and y_kind == "rate"]
+    y_scale = scale(
+        y_kind,
+        [*numeric(frame[y], y_kind), *_paper_values(paper), *(v for t in rates for v in t.values)],
+    )
     figure = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
     axes = figure.subplots()
+    for track in rates:
+        _draw_track(axes, track, y_scale.factor)
+    _draw_db_tracks(axes, behind)
     for label, group in _groups(frame, series):
         group = group.sort_values("t_s")
         edges = [0.0, *group["t_s"]]
@@ -447,13 +482,21 @@ def sender_trace(
     *,
     series: Sequence[str] = ("repetition", "flow"),
     title: str | None = None,
+    behind: Sequence[Track] = (),
 ) -> Figure:
-    """cwnd and srtt over time, side by side; one line per combination of `series`."""
+    """cwnd and srtt over time, side by side; one line per combination of `series`.
+    `behind`: a changing link's schedule (report/schedule.py), its one-way delays drawn
+    behind srtt."""
     _require(frame, "t_s", "cwnd_bytes", "srtt_s")
+    delays = [t for t in behind if t.quantity == "time"]
     cwnd_scale = scale("size", frame["cwnd_bytes"])
-    srtt_scale = scale("time", frame["srtt_s"])
+    srtt_scale = scale("time", [*frame["srtt_s"], *(v for t in delays for v in t.values)])
     figure = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
     cwnd_axes, srtt_axes = figure.subplots(1, 2)
+    for track in delays:
+        _draw_track(srtt_axes, track, srtt_scale.factor)
+    if delays:
+        srtt_axes.legend(loc="lower right", fontsize="small")
     for label, group in _groups(frame, series):
         cwnd_axes.plot(group["t_s"], group["cwnd_bytes"] / cwnd_scale.factor, label=label)
         # srtt is 0 until the first RTT sample: no line there rather than one from 0.

@@ -13,7 +13,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from tcplab.iperf3 import flow_intervals
-from tcplab.report import display, html, plots
+from tcplab.report import display, html, plots, schedule
 from tcplab.result import RunResult
 
 # Plots of the first flows only: a report of 100 flows would be all windows.
@@ -49,10 +49,13 @@ def report_figures(result: RunResult) -> dict[str, Figure | None]:
     if connections is not None:
         trace = connections
     first = trace[trace["segment"] == 0] if "segment" in trace else trace
+    behind = schedule.tracks(result.meta["spec"])
     figures: dict[str, Figure | None] = {
-        "goodput": plots.per_interval(series, "goodput_bps") if not series.empty else None,
+        "goodput": (
+            plots.per_interval(series, "goodput_bps", behind=behind) if not series.empty else None
+        ),
         "sender": (
-            plots.sender_trace(trace, series=lines or ("repetition", "flow"))
+            plots.sender_trace(trace, series=lines or ("repetition", "flow"), behind=behind)
             if not trace.empty
             else None
         ),
