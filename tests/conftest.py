@@ -36,6 +36,7 @@ _TCP: dict[str, Any] = {
     "cwnd_validation": False,
     "handshake": True,
     "loss_recovery": "classic",
+    "gso": False,
 }
 _DIRECTION: dict[str, Any] = {
     "rate_bps": 2_048_000,
@@ -43,6 +44,7 @@ _DIRECTION: dict[str, Any] = {
     "queue": {"packets": 100},
     "error": {"kind": "none"},
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
+    "atm": None,
 }
 _PLAN: dict[str, Any] = {
     "seed": 1,
@@ -51,11 +53,27 @@ _PLAN: dict[str, Any] = {
     "trace_interval_ns": 10_000_000,
     # Copies, so that the deep copy in make_plan gives each its own dict.
     "hosts": [
-        {"name": "client", "tcp": dict(_TCP)},
-        {"name": "server", "tcp": dict(_TCP)},
+        {"name": "client", "tcp": dict(_TCP), "cpu": None},
+        {"name": "server", "tcp": dict(_TCP), "cpu": None},
     ],
-    "links": [{"forward": copy.deepcopy(_DIRECTION), "reverse": copy.deepcopy(_DIRECTION)}],
-    "app": {"kind": "bulk", "message_size": 2_097_152, "bytes": None},
+    "links": [
+        {"forward": copy.deepcopy(_DIRECTION), "reverse": copy.deepcopy(_DIRECTION), "wlan": None}
+    ],
+    "trace": None,
+    "abr": None,
+    "peps": [],
+    "app": {
+        "kind": "bulk",
+        "message_size": 2_097_152,
+        "bytes": None,
+        "write_delay_ns": 0,
+        "read_size": None,
+        "read_delay_ns": 0,
+        "request_size": None,
+        "response_size": None,
+        "streams": [],
+        "shared_connection": False,
+    },
 }
 
 

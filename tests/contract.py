@@ -12,7 +12,7 @@ import jsonschema
 from tcplab.plan import topology_form
 from tcplab.shared import PLAN_SCHEMA, RESULT_SCHEMA
 
-_PLAN = jsonschema.Draft202012Validator(PLAN_SCHEMA)
+PLAN = jsonschema.Draft202012Validator(PLAN_SCHEMA)
 
 # The result's parts whose rows the Python backends build (tcplab.backends.rows): exactly
 # the core's columns, no more.
@@ -52,7 +52,7 @@ _RESULTS = {
 def check_plan(plan: dict[str, Any]) -> None:
     """Raises unless the plan, as it crosses to the simulator, is valid against the core's
     plan schema."""
-    _PLAN.validate(topology_form(plan))
+    PLAN.validate(topology_form(plan))
 
 
 def check_result(result: dict[str, Any], backend: str) -> None:

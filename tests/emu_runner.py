@@ -21,6 +21,7 @@ direction = {
     "queue": {"packets": 100},
     "error": {"kind": "none"},
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
+    "atm": None,
 }
 link = {"forward": direction, "reverse": direction}
 pep = sys.argv[2:] == ["pep"]

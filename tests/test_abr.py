@@ -112,8 +112,9 @@ def test_feedback_and_abr_parameters_resolve_to_the_plan() -> None:
         "mark": "efci",
         "q_hi_cells": 800,
         "q_lo_cells": 600,
+        "q_ni_cells": None,
     }
-    assert "feedback" not in plan["routers"][1]["switch"]
+    assert plan["routers"][1]["switch"]["feedback"] == {"kind": "none"}
     # Rates are bit rates of 424-bit cells; everything else is TM 4.0's default.
     assert plan["abr"] == {
         "pcr_cells_s": 50_000.0,
@@ -128,6 +129,7 @@ def test_feedback_and_abr_parameters_resolve_to_the_plan() -> None:
         "adtf_ns": 500_000_000,
         "tbe_cells": 16_777_215,
         "frtt_ns": 4_000_000,
+        "icr_cells_s": None,
     }
     erica = resolve(validate_spec(scenario(ERICA)))
     assert erica["routers"][0]["switch"]["feedback"] == {
@@ -137,17 +139,19 @@ def test_feedback_and_abr_parameters_resolve_to_the_plan() -> None:
         "interval_ns": 1_000_000,
         "fair_share": "active",
         "measure_ccr": True,
+        "interval_cells": None,
+        "plus": None,
     }
     # A switch with feedback makes its connections ABR: TM 4.0's parameters come along.
-    assert erica["abr"]["nrm"] == 32 and "pcr_cells_s" not in erica["abr"]
+    assert erica["abr"]["nrm"] == 32 and erica["abr"]["pcr_cells_s"] is None
     # Without feedback and without [abr], the plan has no ABR at all; "none" is no feedback.
     plan = resolve(validate_spec(scenario({"feedback": "none"})))
-    assert "abr" not in plan and "feedback" not in plan["routers"][0]["switch"]
+    assert plan["abr"] is None and plan["routers"][0]["switch"]["feedback"] == {"kind": "none"}
 
 
 def test_the_simulator_refuses_feedback_without_abr_parameters() -> None:
     plan = resolve(validate_spec(scenario(ERICA)))
-    del plan["abr"]
+    plan["abr"] = None
     with pytest.raises(BackendError, match="abr: routers.0.switch gives ABR feedback"):
         get_backend("sim").run(plan)
 

@@ -117,6 +117,7 @@ def test_a_switch_resolves_with_its_epd_threshold() -> None:
         "buffer_cells": 4096,
         "discard": "epd",
         "epd_threshold_cells": 3500,
+        "feedback": {"kind": "none"},
     }
     # Default: 0.8 of the buffer (models.md §2).
     spec = dumbbell(2, "epd")

@@ -31,6 +31,7 @@ def direction(
         "error": error or {"kind": "none"},
         # No framing, so that a datagram's wire size is its IP size.
         "framing": {"overhead_bytes": 0, "min_payload_bytes": 0},
+        "atm": None,
     }
 
 

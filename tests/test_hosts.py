@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import PLAIN_APP
 
 import tcplab
 from tcplab.errors import BackendError, SpecError
@@ -53,12 +54,13 @@ def test_a_cpu_profile_is_named_or_overridden_cost_by_cost() -> None:
     assert plan["hosts"][1]["cpu"]["per_packet_ns"] == 10_000
     assert plan["hosts"][1]["cpu"]["per_byte_ns"] == 350
     # The default host, `modern`, costs nothing and has no CPU model in the plan at all.
-    assert "cpu" not in resolve(validate_spec({"links": [LINK]}))["hosts"][0]
+    assert resolve(validate_spec({"links": [LINK]}))["hosts"][0]["cpu"] is None
 
 
-def test_a_plan_without_new_fields_reads_as_before() -> None:
+def test_a_plan_writes_the_app_fields_a_scenario_leaves_out() -> None:
     plan = resolve(validate_spec({"links": [LINK], "app": {"kind": "file", "bytes": "1MiB"}}))
-    assert plan["app"] == {"kind": "file", "message_size": 64 * KIB, "bytes": KIB * KIB}
+    file = {"kind": "file", "message_size": 64 * KIB, "bytes": KIB * KIB}
+    assert plan["app"] == {**file, **PLAIN_APP}
     assert "flows" not in plan and "routers" not in plan
 
 

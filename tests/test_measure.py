@@ -26,6 +26,7 @@ def network() -> EmuNetwork:
         "queue": {"packets": 100},
         "error": {"kind": "none"},
         "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
+        "atm": None,
     }
     config = {
         "seed": 1,

@@ -176,7 +176,10 @@ def test_streams_resolve_to_the_plan() -> None:
             "transport": "udp",
             "interval_ns": 20 * MS,
             "message_size": 160,
+            "max_message_size": None,
+            "start_ns": 0,
             "direction": "upstream",
+            "skip_when_blocked": False,
         },
         {
             "name": "video",
@@ -184,12 +187,13 @@ def test_streams_resolve_to_the_plan() -> None:
             "interval_ns": 66_666_667,
             # 384 kb/s × 66.67 ms / 8 = 3200.00002 bytes, rounded up.
             "message_size": 3201,
+            "max_message_size": None,
             "direction": "downstream",
             "start_ns": S,
             "skip_when_blocked": True,
         },
     ]
-    assert "objectives" not in plan["app"] and "shared_connection" not in plan["app"]
+    assert "objectives" not in plan["app"] and plan["app"]["shared_connection"] is False
     shared = resolve(validate_spec(_spec([AUDIO], connection="shared")))
     assert shared["app"]["shared_connection"] is True
 

@@ -72,9 +72,10 @@ def test_rtt_sums_over_links_of_different_speeds() -> None:
         "queue": {"packets": 100},
         "error": {"kind": "none"},
         "framing": {"overhead_bytes": 38, "min_payload_bytes": 46},
+        "atm": None,
     }
     plan = make_plan()
-    links = [{"forward": fast, "reverse": fast}, plan["links"][0]]
+    links = [{"forward": fast, "reverse": fast, "wlan": None}, plan["links"][0]]
     expected = RTT_EFF + 0.001 + 8 * 1538 / 1e8 + 0.001 + 8 * 84 / 1e8
     assert effective_rtt_s(links, 1460) == pytest.approx(expected, rel=1e-15)
     # The slower link is the bottleneck.
@@ -362,7 +363,7 @@ def test_loss_uses_pftk_with_rfc6298_t0() -> None:
 
 def test_ber_on_two_hops_combines() -> None:
     direction = make_plan()["links"][0]["forward"] | {"error": {"kind": "ber", "ber": 1e-6}}
-    plan = make_plan(links=[{"forward": direction, "reverse": direction}] * 2)
+    plan = make_plan(links=[{"forward": direction, "reverse": direction, "wlan": None}] * 2)
     m = run(plan)["summary"]["model"]
     per = 1 - (1 - 1e-6) ** (8 * DATA_WIRE)
     assert m["data_loss_per_link"] == pytest.approx([per, per], rel=1e-9)

@@ -55,12 +55,12 @@ def test_the_path_form_places_the_pep_after_a_link() -> None:
     assert (pep["name"], pep["node"], pep["buffer"]) == ("gateway", 2, 4 * 2**20)
     assert (pep["client_side"]["cc"], pep["client_side"]["initial_window"]) == ("reno", 10)
     assert (pep["server_side"]["cc"], pep["server_side"]["initial_window"]) == ("cubic", 2560)
-    assert "peps" not in resolve(validate_spec(without_pep(example())))
+    assert resolve(validate_spec(without_pep(example())))["peps"] == []
 
 
 def test_the_topology_form_makes_the_pep_a_router_node() -> None:
     plan = resolve(validate_spec(topology(tcp_server_side={"cc": "hybla"})))
-    assert plan["routers"] == [{"name": "gw"}]
+    assert plan["routers"] == [{"name": "gw", "switch": None}]
     assert [link["nodes"] for link in plan["links"]] == [[0, 2], [2, 1]]
     assert plan["peps"][0]["node"] == 2
     assert plan["peps"][0]["server_side"]["cc"] == "hybla"

@@ -50,6 +50,17 @@ GEO_DIRECTION = {
     "queue": {"packets": 100},
     "error": {"kind": "none"},
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
+    "atm": None,
+}
+# An app's fields that are the core's AppPlan's, as a bulk app without pauses has them.
+APP = {
+    "write_delay_ns": 0,
+    "read_size": None,
+    "read_delay_ns": 0,
+    "request_size": None,
+    "response_size": None,
+    "streams": [],
+    "shared_connection": False,
 }
 
 
@@ -60,9 +71,15 @@ def test_geo_example_resolves_to_the_documented_plan() -> None:
         "duration_ns": 100_000_000_000,
         "interval_ns": 1_000_000_000,
         "trace_interval_ns": 10_000_000,
-        "hosts": [{"name": "client", "tcp": GEO_TCP}, {"name": "server", "tcp": GEO_TCP}],
-        "links": [{"forward": GEO_DIRECTION, "reverse": GEO_DIRECTION}],
-        "app": {"kind": "bulk", "message_size": 2_097_152, "bytes": None},
+        "hosts": [
+            {"name": "client", "tcp": GEO_TCP, "cpu": None},
+            {"name": "server", "tcp": GEO_TCP, "cpu": None},
+        ],
+        "links": [{"forward": GEO_DIRECTION, "reverse": GEO_DIRECTION, "wlan": None}],
+        "trace": None,
+        "abr": None,
+        "app": {"kind": "bulk", "message_size": 2_097_152, "bytes": None, **APP},
+        "peps": [],
     }
 
 
@@ -167,21 +184,21 @@ def test_file_app_and_seed_override() -> None:
         }
     )
     plan = resolve(spec, seed=42)
-    assert plan["app"] == {"kind": "file", "message_size": 8192, "bytes": 1_000_000}
+    assert plan["app"] == {"kind": "file", "message_size": 8192, "bytes": 1_000_000, **APP}
     assert plan["seed"] == 42
 
 
-def test_pauses_between_calls_enter_the_plan_only_when_set() -> None:
-    # docs/internals/plan-and-result.md: write_delay_ns and read_delay_ns are optional.
+def test_pauses_between_calls_enter_the_plan() -> None:
+    # docs/internals/plan-and-result.md: write_delay_ns and read_delay_ns, 0 for none.
     app = {"kind": "file", "bytes": "1MB", "message_size": "4KiB", "read_size": "512B"}
     links = [{"rate": "1Mbps", "delay": "1ms"}]
     paced = validate_spec({"links": links, "app": {**app, "write_delay": "5ms",
                                                    "read_delay": "2ms"}})  # fmt: skip
-    assert resolve(paced)["app"] == {"kind": "file", "message_size": 4096,
+    assert resolve(paced)["app"] == {**APP, "kind": "file", "message_size": 4096,
                                      "bytes": 1_000_000, "read_size": 512,
                                      "write_delay_ns": 5_000_000,
                                      "read_delay_ns": 2_000_000}  # fmt: skip
-    assert "read_delay_ns" not in resolve(validate_spec({"links": links, "app": app}))["app"]
+    assert resolve(validate_spec({"links": links, "app": app}))["app"]["read_delay_ns"] == 0
 
 
 def test_derive_seed_first_repetition_keeps_the_seed() -> None:
@@ -219,8 +236,9 @@ def test_a_wlan_link_carries_its_medium_and_its_mac_framing() -> None:
         "preamble": "short",
         "retry_limit": 7,
         "ap_queue": {"packets": 50},
+        "medium": None,
     }
-    assert "wlan" not in wired
+    assert wired["wlan"] is None
     scenario["links"][0]["wlan"]["medium"] = "radio-2"
     assert resolve(validate_spec(scenario))["links"][0]["wlan"]["medium"] == "radio-2"
 
@@ -235,7 +253,12 @@ def test_atm_example_resolves_to_cell_links_and_a_switch() -> None:
     assert plan["routers"] == [
         {
             "name": "virata",
-            "switch": {"buffer_cells": 1000, "discard": "epd", "epd_threshold_cells": 800},
+            "switch": {
+                "buffer_cells": 1000,
+                "discard": "epd",
+                "epd_threshold_cells": 800,
+                "feedback": {"kind": "none"},
+            },
         }
     ]
 
@@ -251,7 +274,10 @@ def test_topology_form_places_the_path_between_host_0_and_host_1() -> None:
     assert "app" not in plan
     # docs/internals/plan-and-result.md: the router after link k is node k + 2.
     assert [link["nodes"] for link in plan["links"]] == [[0, 2], [2, 3], [3, 1]]
-    assert plan["routers"] == [{"name": "after-links.0"}, {"name": "after-links.1"}]
+    assert plan["routers"] == [
+        {"name": "after-links.0", "switch": None},
+        {"name": "after-links.1", "switch": None},
+    ]
     assert plan["flows"] == [
         {"src": 0, "dst": 1, "app": bulk, "start_ns": 0, "start_jitter_ns": 0, "after": None}
     ]
@@ -287,7 +313,8 @@ def test_topology_form_runs_media_streams_each_their_way() -> None:
         (1, ["back"]),
         (0, ["slides"]),
     ]
-    assert {s["direction"] for f in own for s in f["app"]["streams"]} == {"upstream"}
+    # A flow runs from its src to its dst: its streams keep no direction of their own.
+    assert all("direction" not in s for f in own for s in f["app"]["streams"])
     shared = topology_form(_path_plan({**app, "shared_connection": True}))["flows"]
     assert [(f["src"], [s["name"] for s in f["app"]["streams"]]) for f in shared] == [
         (0, ["video", "slides"]),

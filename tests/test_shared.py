@@ -81,4 +81,5 @@ def test_the_abr_defaults_are_the_cores_tm4_parameters() -> None:
             "abr": {},
         }
     )
-    assert resolve(spec)["abr"] == shared.ABR_TM4
+    # PCR and ICR are left to the core (null: the first link's cell rate, and PCR).
+    assert resolve(spec)["abr"] == {**shared.ABR_TM4, "pcr_cells_s": None, "icr_cells_s": None}

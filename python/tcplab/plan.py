@@ -118,7 +118,7 @@ def _error(link: Link, index: int, prefix: str) -> dict[str, Any]:
 
 
 def _host(host: Host) -> dict[str, Any]:
-    plan: dict[str, Any] = {"name": host.name, "tcp": _tcp(host.tcp)}
+    plan: dict[str, Any] = {"name": host.name, "tcp": _tcp(host.tcp), "cpu": None}
     if host.cpu is not None:
         cpu = host.cpu.resolved()
         # A host whose work costs nothing has no CPU model at all (the `modern` default).
@@ -134,31 +134,27 @@ def _host(host: Host) -> dict[str, Any]:
 
 
 def _app(app: App) -> dict[str, Any]:
-    # Fields left at their defaults stay out, so that a plan that needs nothing new reads
-    # exactly as before to every backend.
+    # Every field the core's AppPlan has, each written (the core takes no defaults).
+    rr = app.kind == "rr"
     plan: dict[str, Any] = {
         "kind": app.kind,
         "message_size": app.message_size,
         "bytes": app.message_bytes(),
+        "write_delay_ns": app.write_delay or 0,
+        "read_size": app.read_size,
+        "read_delay_ns": app.read_delay or 0,
+        # netperf TCP_RR's default: one byte each way (-r 1,1).
+        "request_size": (app.request_size or 1) if rr else None,
+        "response_size": (app.response_size or 1) if rr else None,
+        "streams": [_stream(stream) for stream in app.streams or ()],
+        "shared_connection": app.connection == "shared",
     }
-    if app.write_delay:
-        plan["write_delay_ns"] = app.write_delay
-    if app.read_size is not None:
-        plan["read_size"] = app.read_size
-    if app.read_delay:
-        plan["read_delay_ns"] = app.read_delay
+    # The path form's own keys, which topology_form turns into flows: which way a message
+    # goes, and how many connections carry the app.
     if app.direction is not None:
         plan["direction"] = app.direction
-    if app.streams is not None:
-        plan["streams"] = [_stream(stream) for stream in app.streams]
-    if app.connection == "shared":
-        plan["shared_connection"] = True
     if app.parallel is not None and app.parallel > 1:
         plan["parallel"] = app.parallel
-    if app.kind == "rr":
-        # netperf TCP_RR's default: one byte each way (-r 1,1).
-        plan["request_size"] = app.request_size or 1
-        plan["response_size"] = app.response_size or 1
     # Only an emu scenario that runs iperf3 has the key (the simulator's plan has no such
     # field, and the spec refuses iperf3 on other backends).
     if app.tool not in (None, "tcplab"):
@@ -174,29 +170,25 @@ def _wlan(link: Link) -> dict[str, Any]:
         "preamble": wlan.preamble,
         "retry_limit": wlan.retry_limit,
         "ap_queue": _queue_limit(wlan.ap_queue),
+        "medium": wlan.medium,
     }
-    if wlan.medium is not None:
-        plan["medium"] = wlan.medium
     return plan
 
 
 def _stream(stream: Stream) -> dict[str, Any]:
     # The kind label and the objectives stay in the scenario: tcplab.analytic.media reads them when
     # it judges the stream, the backends never need them.
-    plan: dict[str, Any] = {
+    # `direction` is the path form's: topology_form makes each stream's flow run its way.
+    return {
         "name": stream.name,
         "transport": stream.transport,
         "interval_ns": stream.interval_ns(),
         "message_size": stream.message_bytes(),
+        "max_message_size": stream.max_message_size,
+        "start_ns": stream.start or 0,
         "direction": stream.direction,
+        "skip_when_blocked": stream.when_blocked == "skip",
     }
-    if stream.max_message_size is not None:
-        plan["max_message_size"] = stream.max_message_size
-    if stream.start:
-        plan["start_ns"] = stream.start
-    if stream.when_blocked == "skip":
-        plan["skip_when_blocked"] = True
-    return plan
 
 
 def _link(link: Link, index: int, spec: Spec) -> dict[str, Any]:
@@ -211,6 +203,7 @@ def _link(link: Link, index: int, spec: Spec) -> dict[str, Any]:
         "queue": _queue(link.queue),
         "error": _error(link, index, ""),
         "framing": asdict(framing),
+        "atm": None,
     }
     reverse = {
         "rate_bps": link.rate if link.reverse_rate is None else link.reverse_rate,
@@ -218,6 +211,7 @@ def _link(link: Link, index: int, spec: Spec) -> dict[str, Any]:
         "queue": _queue(link.queue if link.reverse_queue is None else link.reverse_queue),
         "error": _error(link, index, "reverse_"),
         "framing": asdict(framing),
+        "atm": None,
     }
     for prefix, channel in (("", forward), ("reverse_", reverse)):
         schedule = _schedule(link, index, prefix, channel, spec)
@@ -233,7 +227,7 @@ def _link(link: Link, index: int, spec: Spec) -> dict[str, Any]:
             "mtu": encapsulation.mtu,
         }
         forward["atm"] = reverse["atm"] = atm
-    return {"forward": forward, "reverse": reverse}
+    return {"forward": forward, "reverse": reverse, "wlan": None}
 
 
 def _row_error(link: Link, index: int, prefix: str, row: ScheduleRow) -> dict[str, Any] | None:
@@ -318,16 +312,23 @@ def _schedule(
 
 
 def _router(router: Router) -> dict[str, Any]:
-    plan: dict[str, Any] = {"name": router.name}
-    if router.switch is not None:
-        plan["switch"] = {
-            "buffer_cells": router.switch.buffer_cells,
-            "discard": router.switch.discard.replace("-", "_"),
-            "epd_threshold_cells": router.switch.threshold(),
-        }
-        if router.switch.feedback is not None:
-            plan["switch"]["feedback"] = _feedback(router.switch)
-    return plan
+    switch = router.switch
+    if switch is None:
+        return _plain_router(router.name)
+    return {
+        "name": router.name,
+        "switch": {
+            "buffer_cells": switch.buffer_cells,
+            "discard": switch.discard.replace("-", "_"),
+            "epd_threshold_cells": switch.threshold(),
+            "feedback": {"kind": "none"} if switch.feedback is None else _feedback(switch),
+        },
+    }
+
+
+def _plain_router(name: str) -> dict[str, Any]:
+    """A store-and-forward router that is no ATM switch (a PEP's node is one too)."""
+    return {"name": name, "switch": None}
 
 
 def _feedback(switch: Switch) -> dict[str, Any]:
@@ -339,9 +340,8 @@ def _feedback(switch: Switch) -> dict[str, Any]:
             "mark": efci.mark.replace("-", "_"),
             "q_hi_cells": high,
             "q_lo_cells": low,
+            "q_ni_cells": efci.no_increase,
         }
-        if efci.no_increase is not None:
-            plan["q_ni_cells"] = efci.no_increase
         return plan
     erica = switch.erica or Erica()
     plan = {
@@ -351,9 +351,9 @@ def _feedback(switch: Switch) -> dict[str, Any]:
         "interval_ns": erica.interval,
         "fair_share": erica.fair_share,
         "measure_ccr": erica.measure_ccr,
+        "interval_cells": erica.interval_cells,
+        "plus": None,
     }
-    if erica.interval_cells is not None:
-        plan["interval_cells"] = erica.interval_cells
     if erica.plus is not None:
         plus = erica.plus
         plan["plus"] = {"t0_ns": plus.t0, "qdlf": plus.qdlf, "a": plus.a, "b": plus.b}
@@ -373,13 +373,11 @@ def _abr(abr: Abr) -> dict[str, Any]:
         "adtf_ns": abr.adtf,
         "tbe_cells": abr.tbe,
         "frtt_ns": abr.frtt,
+        # Null, PCR is the VC's first link's cell rate and ICR is PCR (the simulator knows
+        # the links' cell slots).
+        "pcr_cells_s": None if abr.pcr is None else abr.pcr / CELL_BITS,
+        "icr_cells_s": None if abr.icr is None else abr.icr / CELL_BITS,
     }
-    # Left out, PCR is the VC's first link's cell rate and ICR is PCR (the simulator knows
-    # the links' cell slots).
-    if abr.pcr is not None:
-        plan["pcr_cells_s"] = abr.pcr / CELL_BITS
-    if abr.icr is not None:
-        plan["icr_cells_s"] = abr.icr / CELL_BITS
     return plan
 
 
@@ -408,8 +406,9 @@ def resolve(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         "trace_interval_ns": spec.trace_interval,
         "hosts": [_host(host) for host in spec.hosts],
         "links": [_link(link, index, spec) for index, link in enumerate(spec.links)],
+        "trace": None,
+        "abr": None,
     }
-    # Only a scenario with a [trace] table has the key, so other plans stay as they were.
     if spec.trace is not None:
         plan["trace"] = _trace(spec.trace, [host.name for host in spec.hosts])
     # The ABR sources' parameters, TM 4.0's defaults unless given, where some switch
@@ -428,7 +427,7 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
         peps = [
             _pep(pep, pep.after_link + 2) for pep in spec.peps or () if pep.after_link is not None
         ]
-        return {**plan, "app": _app(spec.app), **({"peps": peps} if peps else {})}
+        return {**plan, "app": _app(spec.app), "peps": peps}
     # Node ids: the hosts, the scenario's routers, then its PEPs (routers that split
     # connections).
     proxies = list(spec.peps or ())
@@ -438,21 +437,13 @@ def _with_flows(spec: Spec, plan: dict[str, Any]) -> dict[str, Any]:
     for link_plan, link in zip(plan["links"], spec.links, strict=True):
         link_plan["nodes"] = [node[name] for name in link.between or ()]
     flows = [
-        {
-            "src": node[flow.src],
-            "dst": node[flow.dst],
-            "app": _app(app),
-            "start_ns": flow.start or 0,
-            "start_jitter_ns": flow.start_jitter or 0,
-            "after": flow.after,
-        }
+        _flow(node[flow.src], node[flow.dst], _one_way(_app(app)), flow.after)
+        | {"start_ns": flow.start or 0, "start_jitter_ns": flow.start_jitter or 0}
         for flow, app in zip(spec.flows, spec.flow_apps(), strict=True)
     ]
-    routers = [_router(r) for r in spec.routers] + [{"name": pep.name} for pep in proxies]
-    plan = {**plan, "routers": routers, "flows": flows}
-    if proxies:
-        plan["peps"] = [_pep(pep, node[pep.name]) for pep in proxies]
-    return plan
+    routers = [_router(r) for r in spec.routers] + [_plain_router(pep.name) for pep in proxies]
+    peps = [_pep(pep, node[pep.name]) for pep in proxies]
+    return {**plan, "routers": routers, "flows": flows, "peps": peps}
 
 
 def topology_form(plan: dict[str, Any]) -> dict[str, Any]:
@@ -476,7 +467,7 @@ def topology_form(plan: dict[str, Any]) -> dict[str, Any]:
     return {
         **path,
         "links": [{**link, "nodes": [node(k), node(k + 1)]} for k, link in enumerate(links)],
-        "routers": [{"name": f"after-links.{k}"} for k in range(count - 1)],
+        "routers": [_plain_router(f"after-links.{k}") for k in range(count - 1)],
         "flows": _path_flows(plan["app"]),
     }
 
@@ -485,9 +476,14 @@ def _flow(src: int, dst: int, app: dict[str, Any], after: int | None = None) -> 
     return {"src": src, "dst": dst, "app": app, "start_ns": 0, "start_jitter_ns": 0, "after": after}
 
 
+def _one_way(app: dict[str, Any]) -> dict[str, Any]:
+    """A flow's app: the path form's app without the keys that say how it becomes flows."""
+    return {key: value for key, value in app.items() if key not in ("direction", "parallel")}
+
+
 def _path_flows(app: dict[str, Any]) -> list[dict[str, Any]]:
     """The flows of a path-form app, each carrying its data from its src to its dst."""
-    one_way = {key: value for key, value in app.items() if key not in ("direction", "parallel")}
+    one_way = _one_way(app)
     if app.get("parallel"):
         return [_flow(0, 1, one_way) for _ in range(app["parallel"])]
     if app["kind"] == "media":
@@ -503,7 +499,7 @@ def _media_flows(app: dict[str, Any]) -> list[dict[str, Any]]:
     flows: list[dict[str, Any]] = []
     for stream in app["streams"]:
         src, dst = (1, 0) if stream["direction"] == "downstream" else (0, 1)
-        carried = {**stream, "direction": "upstream"}
+        carried = {key: value for key, value in stream.items() if key != "direction"}
         shared = app.get("shared_connection", False) and stream["transport"] == "tcp"
         joined = next(
             (

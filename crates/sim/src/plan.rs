@@ -23,6 +23,7 @@ pub use peps::PepPlan;
 pub use schedule::{DeliveryTracePlan, SchedulePlan, SeriesPlan};
 pub use wlan::{Preamble, WlanPlan};
 
+use schemars::transform::Transform;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -39,17 +40,16 @@ pub struct Plan {
     pub trace_interval_ns: u64,
     pub hosts: Vec<HostPlan>,
     /// Store-and-forward nodes; node ids count hosts first.
-    #[serde(default)]
     pub routers: Vec<RouterPlan>,
     pub links: Vec<LinkPlan>,
     pub flows: Vec<FlowPlan>,
-    /// Packet captures; a plan without it captures nothing.
+    /// Packet captures; null captures nothing.
+    #[serde(deserialize_with = "written")]
     pub trace: Option<TracePlan>,
-    /// Split-connection proxies at router nodes; none in a plan without them.
-    #[serde(default)]
+    /// Split-connection proxies at router nodes; empty for none.
     pub peps: Vec<PepPlan>,
     /// ABR source parameters of the VCs that cross a switch with ABR feedback.
-    #[serde(default)]
+    #[serde(deserialize_with = "written")]
     pub abr: Option<AbrPlan>,
 }
 
@@ -58,8 +58,8 @@ pub struct Plan {
 pub struct HostPlan {
     pub name: String,
     pub tcp: TcpPlan,
-    /// Processing costs; a host without them does its work in no time.
-    #[serde(default)]
+    /// Processing costs; null for a host that does its work in no time.
+    #[serde(deserialize_with = "written")]
     pub cpu: Option<CpuPlan>,
 }
 
@@ -125,7 +125,8 @@ pub struct TcpPlan {
 }
 
 /// An `Option` the plan must still write (null for none): serde otherwise reads a missing
-/// `Option` field as None, a default the plan would then not show.
+/// `Option` field as None, a default the plan would then not show. Every `Option` field of
+/// the plan is read through it.
 fn written<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
 ) -> Result<Option<T>, D::Error> {
@@ -140,7 +141,7 @@ pub struct LinkPlan {
     pub forward: ChannelPlan,
     pub reverse: ChannelPlan,
     /// An 802.11b link: both directions take turns on a shared medium (plan/wlan.rs).
-    #[serde(default)]
+    #[serde(deserialize_with = "written")]
     pub wlan: Option<WlanPlan>,
 }
 
@@ -155,7 +156,7 @@ pub struct ChannelPlan {
     pub framing: FramingPlan,
     /// An ATM link direction carries cells (docs/models/atm.md); `framing` and `queue`
     /// then play no part, and `error` applies to each cell.
-    #[serde(default)]
+    #[serde(deserialize_with = "written")]
     pub atm: Option<AtmPlan>,
     /// What changes over the run (plan/schedule.rs); none: the fields above throughout.
     #[serde(default)]
@@ -199,23 +200,12 @@ pub struct FramingPlan {
 pub enum AppKind {
     Bulk,
     File,
-    /// One message of `bytes`, received when its last byte is; `direction` says which way.
+    /// One message of `bytes`, received when its last byte is.
     Message,
     /// Request/response transactions, like netperf TCP_RR.
     Rr,
     /// Real-time streams of timestamped messages (`streams`), each its own flow.
     Media,
-}
-
-/// Which way a message travels between the flow's first host (the client) and its second
-/// (the server); `Both` is upstream, then downstream once the server holds all of it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    #[default]
-    Upstream,
-    Downstream,
-    Both,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -224,28 +214,23 @@ pub struct AppPlan {
     pub kind: AppKind,
     /// Bytes per write() call.
     pub message_size: u64,
+    #[serde(deserialize_with = "written")]
     pub bytes: Option<u64>,
     /// Sleep after each complete write() call before the next (seed 003's inter-packet delay).
-    #[serde(default)]
     pub write_delay_ns: u64,
     /// Bytes per read() call; none: whatever the socket holds.
-    #[serde(default)]
+    #[serde(deserialize_with = "written")]
     pub read_size: Option<u64>,
     /// Sleep after each read() call (and its storage write) before the next: the receiving
     /// end of seed 003's inter-packet delay.
-    #[serde(default)]
     pub read_delay_ns: u64,
-    #[serde(default)]
-    pub direction: Direction,
-    #[serde(default)]
+    #[serde(deserialize_with = "written")]
     pub request_size: Option<u64>,
-    #[serde(default)]
+    #[serde(deserialize_with = "written")]
     pub response_size: Option<u64>,
     /// A media app's streams.
-    #[serde(default)]
     pub streams: Vec<StreamPlan>,
     /// A media flow's streams share its one TCP connection (else the flow has one stream).
-    #[serde(default)]
     pub shared_connection: bool,
 }
 
@@ -435,8 +420,22 @@ impl ErrorPlan {
 /// The plan's JSON Schema (draft 2020-12), generated from these types: every plan
 /// `Plan::from_json` reads is valid against it (its ranges and cross-field rules are
 /// checked by `validate`). Exported to Python as `tcplab.shared.PLAN_SCHEMA`.
+///
+/// Every property is required: no plan field has a serde default, and an `Option` is
+/// read through [`written`], so null must be written (schemars, following serde's
+/// default, would leave an `Option` out of `required`).
 pub fn schema_json() -> String {
-    serde_json::to_string(&schemars::schema_for!(Plan)).expect("a schema serializes")
+    let mut schema = schemars::schema_for!(Plan);
+    schemars::transform::RecursiveTransform(every_property_required).transform(&mut schema);
+    serde_json::to_string(&schema).expect("a schema serializes")
+}
+
+fn every_property_required(schema: &mut schemars::Schema) {
+    let Some(names) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return;
+    };
+    let names: Vec<serde_json::Value> = names.keys().cloned().map(Into::into).collect();
+    schema.insert("required".into(), names.into());
 }
 
 impl Plan {
@@ -619,12 +618,6 @@ impl AppPlan {
                 ))
             }
             _ => {}
-        }
-        if self.direction != Direction::Upstream && self.kind != AppKind::Message {
-            return Err(PlanError::field(
-                format!("{at}.direction"),
-                "only a message app has a direction",
-            ));
         }
         for (name, size) in [
             ("request_size", self.request_size),

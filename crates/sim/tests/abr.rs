@@ -22,10 +22,12 @@ fn abr() -> Value {
 fn dumbbell() -> Value {
     let host = |name: &str| json!({"name": name, "tcp": tcp()});
     let erica = json!({"kind": "erica", "target_utilization": 0.9, "delta": 0.1,
+        "fair_share": "active",
         "interval_ns": 1_000_000, "measure_ccr": true});
     let sw1 = json!({"buffer_cells": 1000, "discard": "drop_tail", "epd_threshold_cells": 800,
         "feedback": erica});
-    let sw2 = json!({"buffer_cells": 1000, "discard": "drop_tail", "epd_threshold_cells": 800});
+    let sw2 = json!({"buffer_cells": 1000, "discard": "drop_tail", "epd_threshold_cells": 800,
+        "feedback": {"kind": "none"}});
     let app = json!({"kind": "bulk", "message_size": 65536, "bytes": null});
     json!({"seed": 3, "duration_ns": 500_000_000, "interval_ns": 100_000_000,
         "trace_interval_ns": 10_000_000,

@@ -16,7 +16,8 @@ fn link(nodes: [usize; 2], error: Value) -> Value {
 fn dumbbell() -> Value {
     let host = |name: &str| json!({"name": name, "tcp": tcp()});
     let none = || json!({"kind": "none"});
-    let switch = json!({"buffer_cells": 200, "discard": "epd", "epd_threshold_cells": 150});
+    let switch = json!({"buffer_cells": 200, "discard": "epd", "epd_threshold_cells": 150,
+        "feedback": {"kind": "none"}});
     json!({"seed": 3, "duration_ns": 500_000_000, "interval_ns": 100_000_000,
         "trace_interval_ns": 10_000_000,
         "hosts": [host("s0"), host("s1"), host("d0"), host("d1")],

@@ -1,6 +1,8 @@
 //! Packet captures through the public entry point: every frame put on a captured link
 //! direction is in the pcap file, error losses included, and nothing else.
 
+mod common;
+
 fn plan(trace: &str) -> String {
     let tcp = r#"{"cc":"newreno","sndbuf":65536,"rcvbuf":65536,"mss":1460,"initial_window":10,
         "window_scaling":true,"sack":true,"timestamps":true,"abc":false,"hystart":false,"delayed_ack":true,
@@ -15,7 +17,7 @@ fn plan(trace: &str) -> String {
         )
     };
     let none = r#"{"kind":"none"}"#;
-    format!(
+    let partial = format!(
         r#"{{"seed":3,"duration_ns":10000000000,"interval_ns":1000000000,
         "trace_interval_ns":10000000,
         "hosts":[{{"name":"a","tcp":{tcp}}},{{"name":"b","tcp":{tcp}}}],
@@ -27,7 +29,8 @@ fn plan(trace: &str) -> String {
         channel(10_000_000, 100, none),
         channel(2_000_000, 10, r#"{"kind":"loss","p":0.001}"#),
         channel(2_000_000, 100, r#"{"kind":"loss","p":0.02}"#),
-    )
+    );
+    common::complete(&serde_json::from_str(&partial).unwrap())
 }
 
 /// (source address, total length, TCP payload length) of each record.

@@ -1,6 +1,8 @@
 //! The result's long parts as columns (src/columns.rs): the same values the JSON carries,
 //! and a plan whose columns would not fit the budget refused before it runs.
 
+mod common;
+
 use serde_json::Value;
 use tcplab_sim::columns::{Values, BUDGET_BYTES};
 
@@ -13,13 +15,14 @@ fn plan(duration_ns: u64, trace_interval_ns: u64) -> String {
         "initial_rwnd":null,"rto_form":"rfc6298","loss_recovery":"classic","gso":false}"#;
     let channel = r#"{"rate_bps":10000000,"delay_ns":20000000,"queue":{"packets":20},
         "error":{"kind":"loss","p":0.01},"framing":{"overhead_bytes":2,"min_payload_bytes":0}}"#;
-    format!(
+    let partial = format!(
         r#"{{"seed":3,"duration_ns":{duration_ns},"interval_ns":1000000000,
         "trace_interval_ns":{trace_interval_ns},
         "hosts":[{{"name":"a","tcp":{tcp}}},{{"name":"b","tcp":{tcp}}}],
         "links":[{{"nodes":[0,1],"forward":{channel},"reverse":{channel}}}],
         "flows":[{{"src":0,"dst":1,"app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}]}}"#
-    )
+    );
+    common::complete(&serde_json::from_str(&partial).unwrap())
 }
 
 /// A JSON column as the numbers it holds.

@@ -1,5 +1,7 @@
 //! Same plan and seed → the same result, byte for byte; another seed → another draw.
 
+mod common;
+
 fn plan(seed: u64) -> String {
     let tcp = r#"{"cc":"newreno","sndbuf":32768,"rcvbuf":32768,"mss":1460,"initial_window":10,
         "window_scaling":false,"sack":false,"timestamps":false,"abc":false,"hystart":false,"delayed_ack":true,"delack_timeout_ns":200000000,
@@ -12,7 +14,7 @@ fn plan(seed: u64) -> String {
             "error":{error},"framing":{{"overhead_bytes":2,"min_payload_bytes":0}}}}"#
         )
     };
-    format!(
+    let partial = format!(
         r#"{{"seed":{seed},"duration_ns":60000000000,"interval_ns":1000000000,
         "trace_interval_ns":10000000,
         "hosts":[{{"name":"a","tcp":{tcp}}},{{"name":"b","tcp":{tcp}}}],
@@ -20,7 +22,8 @@ fn plan(seed: u64) -> String {
         "flows":[{{"src":0,"dst":1,"app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}]}}"#,
         channel(r#"{"kind":"ber","ber":3e-6}"#),
         channel(r#"{"kind":"loss","p":0.001}"#),
-    )
+    );
+    common::complete(&serde_json::from_str(&partial).unwrap())
 }
 
 #[test]

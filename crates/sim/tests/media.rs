@@ -43,8 +43,9 @@ fn plan(duration_ns: u64, links: Vec<Value>, streams: Vec<Value>) -> Value {
     let flows: Vec<Value> = streams
         .into_iter()
         .map(|mut stream| {
-            let down = stream.get("direction") == Some(&json!("downstream"));
-            stream["direction"] = json!("upstream");
+            // The flow runs the stream's way; the plan's streams have no direction.
+            let direction = stream.as_object_mut().unwrap().remove("direction");
+            let down = direction == Some(json!("downstream"));
             let app = json!({"kind": "media", "message_size": 1, "streams": [stream]});
             json!({"src": usize::from(down), "dst": usize::from(!down), "app": app})
         })
@@ -251,7 +252,7 @@ fn plan_errors_name_the_stream_field() {
     assert!(refused(&p).starts_with("flows.0.app.streams:"));
     p = plan(S, vec![clean()], vec![stream("a", "udp", MS, 10)]);
     p["trace"] = json!({"pcap": [{"link": 0, "direction": "both"}], "snaplen": 100});
-    assert!(tcplab_sim::run_json_capturing(&p.to_string())
+    assert!(tcplab_sim::run_json_capturing(&common::complete(&p))
         .unwrap_err()
         .to_string()
         .starts_with("trace.pcap"));

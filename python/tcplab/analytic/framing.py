@@ -118,7 +118,7 @@ def wire_bytes(ip_bytes: int, overhead_bytes: int, min_payload_bytes: int) -> in
 def direction_wire_bytes(direction: Mapping[str, Any], ip_bytes: int) -> int:
     """:func:`wire_bytes` with the framing of one plan link direction; on an ATM direction
     the octets of the cell slots its AAL5 frame takes (the cell tax)."""
-    if "atm" in direction:
+    if direction["atm"] is not None:
         return atm_wire_bytes(ip_bytes, direction["atm"])
     framing = direction["framing"]
     return wire_bytes(ip_bytes, framing["overhead_bytes"], framing["min_payload_bytes"])

@@ -83,6 +83,6 @@ def send_s(link: Mapping[str, Any], name: str, ip_bytes: int) -> float:
     """Time one packet of ``ip_bytes`` takes to cross direction ``name`` of ``link``."""
     d = link[name]
     wire = direction_wire_bytes(d, ip_bytes)
-    if "wlan" in link:
+    if link["wlan"] is not None:
         return wlan_exchange_s(wire, d["rate_bps"], link["wlan"])
     return serialization_s(wire, d["rate_bps"])

@@ -177,10 +177,11 @@ def values(field: str, accepted: Mapping[str, tuple[Any, ...]], reason: str) -> 
 
 
 def known(field: str, backend: str, names: frozenset[str], reason: str) -> Capability:
-    """`backend` honours only the keys `names` of the object at `field` (a `*` pattern)."""
+    """`backend` honours only the keys `names` of the object at `field` (a `*` pattern); a
+    key written as null asks for nothing (the plan writes every field of the core's)."""
     return Capability(
         field,
-        lambda b, at: b != backend or at.name in names,
+        lambda b, at: b != backend or at.name in names or at.value is None,
         reason,
         unconditional=frozenset(BACKENDS) - {backend},
     )
@@ -198,7 +199,7 @@ def _iperf3(at: At) -> bool:
 
 
 def _iperf3_and_present(at: At) -> bool:
-    return _iperf3(at) and at.value is not None
+    return _iperf3(at) and present(at)
 
 
 def _pep_sides_differ(at: At) -> bool:

@@ -291,7 +291,11 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
     duration_s = plan["duration_ns"] / NS_PER_S
     config = {
         "seed": plan["seed"],
-        "links": plan["links"],
+        # A link's two directions: the emulator has no 802.11 medium (`wlan` is null here,
+        # capabilities refuse any other value).
+        "links": [
+            {"forward": link["forward"], "reverse": link["reverse"]} for link in plan["links"]
+        ],
         "max_duration_ns": int((duration_s + 4 * SLACK_S) * NS_PER_S),
         "realtime": True,
         "packet_log": plan.get("emu", {}).get("packet_log") or _packet_log_from_environment(),

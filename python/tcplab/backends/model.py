@@ -135,7 +135,7 @@ def run(plan: Plan) -> dict[str, Any]:
     # A wlan link's data and ACKs share its medium: its bound counts both.
     per_link_goodput = [
         wlan_goodput_bps(link, mss, b, header)
-        if "wlan" in link
+        if link["wlan"] is not None
         else link_goodput_bps(link["forward"], mss, header)
         for link in links
     ]
@@ -145,7 +145,7 @@ def run(plan: Plan) -> dict[str, Any]:
         (
             ack_path_goodput_bps(link["reverse"], mss, b, header)
             for link in links
-            if "wlan" not in link
+            if link["wlan"] is None
         ),
         default=math.inf,
     )
@@ -206,7 +206,7 @@ def run(plan: Plan) -> dict[str, Any]:
         )
         # An ATM path has no switch: its cells wait in the sender's segmentation queue,
         # which holds whatever the window lets TCP send.
-        if binding == "link" and "atm" not in fwd_b and w_eff > holds:
+        if binding == "link" and fwd_b["atm"] is None and w_eff > holds:
             limiter = "cwnd"
             notes.append(
                 f"window {w_eff} B exceeds pipe + queue of link {bottleneck} "

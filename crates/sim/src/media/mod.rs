@@ -207,7 +207,6 @@ pub struct StreamResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Direction;
 
     fn plan(transport: Transport, max: Option<u64>) -> StreamPlan {
         StreamPlan {
@@ -217,7 +216,6 @@ mod tests {
             message_size: 1000,
             max_message_size: max,
             start_ns: 5,
-            direction: Direction::Upstream,
             skip_when_blocked: false,
         }
     }

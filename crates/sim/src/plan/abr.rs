@@ -16,11 +16,11 @@ use crate::error::PlanError;
 #[serde(deny_unknown_fields)]
 pub struct AbrPlan {
     /// Peak cell rate; None: the cell rate of the VC's first link.
-    #[serde(default)]
+    #[serde(deserialize_with = "super::written")]
     pub pcr_cells_s: Option<f64>,
     pub mcr_cells_s: f64,
     /// Initial cell rate; None: PCR.
-    #[serde(default)]
+    #[serde(deserialize_with = "super::written")]
     pub icr_cells_s: Option<f64>,
     pub tcr_cells_s: f64,
     pub rif: f64,
@@ -73,11 +73,10 @@ impl AbrPlan {
 }
 
 /// How a switch's output ports steer ABR sources.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum FeedbackPlan {
     /// None: the port only queues and discards (UBR).
-    #[default]
     None,
     /// Binary feedback above a queue threshold, with hysteresis.
     Efci {
@@ -86,7 +85,7 @@ pub enum FeedbackPlan {
         q_hi_cells: u32,
         q_lo_cells: u32,
         /// Relative rate only: NI in RM cells above this queue.
-        #[serde(default)]
+        #[serde(deserialize_with = "super::written")]
         q_ni_cells: Option<u32>,
     },
     /// Explicit rate by ERICA (or ERICA+ with `plus`).
@@ -94,24 +93,21 @@ pub enum FeedbackPlan {
         target_utilization: f64,
         delta: f64,
         interval_ns: u64,
-        #[serde(default)]
+        #[serde(deserialize_with = "super::written")]
         interval_cells: Option<u64>,
-        #[serde(default)]
+        #[serde(deserialize_with = "super::written")]
         plus: Option<EricaPlusPlan>,
         /// Whom FairShare divides the target among.
-        #[serde(default)]
         fair_share: FairSharePlan,
         /// VCShare from each VC's rate measured at the port, not its RM cells' CCR.
-        #[serde(default)]
         measure_ccr: bool,
     },
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FairSharePlan {
     /// The VCs that sent a cell in the averaging interval (Jain et al.).
-    #[default]
     Active,
     /// The VCs set up through the port (YATS's default).
     Established,
@@ -359,7 +355,8 @@ mod tests {
             .to_string()
             .starts_with("abr.icr_cells_s:"));
         let erica: FeedbackPlan = serde_json::from_str(
-            r#"{"kind": "erica", "target_utilization": 0.9, "delta": 0.1, "interval_ns": 0}"#,
+            r#"{"kind": "erica", "target_utilization": 0.9, "delta": 0.1, "interval_ns": 0,
+                "interval_cells": null, "plus": null, "fair_share": "active", "measure_ccr": false}"#,
         )
         .unwrap();
         let err = erica.validate("routers.0.switch.feedback").unwrap_err();
@@ -367,7 +364,7 @@ mod tests {
             .to_string()
             .starts_with("routers.0.switch.feedback.interval_ns:"));
         let efci: FeedbackPlan = serde_json::from_str(
-            r#"{"kind": "efci", "mark": "efci", "q_hi_cells": 10, "q_lo_cells": 20}"#,
+            r#"{"kind": "efci", "mark": "efci", "q_hi_cells": 10, "q_lo_cells": 20, "q_ni_cells": null}"#,
         )
         .unwrap();
         assert!(efci
@@ -381,7 +378,7 @@ mod tests {
     fn unknown_fields_and_kinds_are_refused() {
         assert!(serde_json::from_str::<FeedbackPlan>(r#"{"kind": "phantom"}"#).is_err());
         assert!(serde_json::from_str::<FeedbackPlan>(
-            r#"{"kind": "efci", "mark": "efci", "q_hi_cells": 1, "q_lo_cells": 1, "x": 1}"#
+            r#"{"kind": "efci", "mark": "efci", "q_hi_cells": 1, "q_lo_cells": 1, "q_ni_cells": null, "x": 1}"#
         )
         .is_err());
     }

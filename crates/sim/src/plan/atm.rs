@@ -32,8 +32,7 @@ pub struct SwitchPlan {
     pub discard: DiscardPlan,
     /// EPD refuses a frame whose first cell finds at least this many cells waiting.
     pub epd_threshold_cells: u64,
-    /// How the ports steer ABR sources (docs/models/abr.md); none by default.
-    #[serde(default)]
+    /// How the ports steer ABR sources (docs/models/abr.md); `{"kind": "none"}` for none.
     pub feedback: FeedbackPlan,
 }
 

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{AppKind, AppPlan, Direction, Plan, Transport};
+use super::{AppKind, AppPlan, Plan, Transport};
 use crate::error::PlanError;
 use crate::topology::Network;
 
@@ -14,7 +14,7 @@ use crate::topology::Network;
 pub struct RouterPlan {
     pub name: String,
     /// An ATM switch: cells cross it one by one into per-output-port cell buffers.
-    #[serde(default)]
+    #[serde(deserialize_with = "super::written")]
     pub switch: Option<super::SwitchPlan>,
 }
 
@@ -27,16 +27,14 @@ pub struct FlowPlan {
     pub dst: usize,
     pub app: AppPlan,
     /// When the client opens the connection.
-    #[serde(default)]
     pub start_ns: u64,
     /// The connection opens at a time drawn uniformly from [start, start + this), from
     /// the random stream `flows.<k>.start_jitter`, so that sources which would start
     /// together are desynchronised and repetitions with different seeds differ.
-    #[serde(default)]
     pub start_jitter_ns: u64,
     /// Open only once this earlier flow's receiver holds its whole file or message, as a
     /// store-and-forward server does before passing a message on.
-    #[serde(default)]
+    #[serde(deserialize_with = "super::written")]
     pub after: Option<usize>,
 }
 
@@ -113,19 +111,11 @@ impl Plan {
                 ));
             }
             flow.app.validate(&format!("{at}.app"))?;
-            if flow.app.direction != Direction::Upstream {
-                return Err(PlanError::field(
-                    format!("{at}.app.direction"),
-                    "a flow's message goes from src to dst; give each leg its own flow",
-                ));
-            }
             if flow.app.kind == AppKind::Media {
                 let streams = &flow.app.streams;
                 let shared = flow.app.shared_connection
                     && streams.iter().all(|s| s.transport == Transport::Tcp);
-                if streams.iter().any(|s| s.direction != Direction::Upstream)
-                    || (streams.len() != 1 && !shared)
-                {
+                if streams.len() != 1 && !shared {
                     return Err(PlanError::field(
                         format!("{at}.app.streams"),
                         "a flow carries one media stream, or TCP streams that share its \

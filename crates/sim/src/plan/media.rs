@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{positive, Direction, Plan};
+use super::{positive, Plan};
 use crate::error::PlanError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -33,16 +33,11 @@ pub struct StreamPlan {
     /// Each message's size, or the smallest when `max_message_size` is given.
     pub message_size: u64,
     /// Message sizes drawn uniformly from message_size..=max_message_size.
-    #[serde(default)]
+    #[serde(deserialize_with = "super::written")]
     pub max_message_size: Option<u64>,
-    #[serde(default)]
     pub start_ns: u64,
-    /// Upstream: the flow's client sends; downstream: its server does.
-    #[serde(default)]
-    pub direction: Direction,
     /// TCP: a message that falls due while the last one is not all in the send buffer is
     /// dropped by the application (a real-time sender skips a frame), not queued behind it.
-    #[serde(default)]
     pub skip_when_blocked: bool,
 }
 
@@ -64,12 +59,6 @@ impl StreamPlan {
                     format!("{max} is below message_size {}", self.message_size),
                 ));
             }
-        }
-        if self.direction == Direction::Both {
-            return Err(PlanError::field(
-                format!("{at}.direction"),
-                "a stream goes one way: upstream or downstream; give each way its own stream",
-            ));
         }
         if self.skip_when_blocked && self.transport == Transport::Udp {
             return Err(PlanError::field(

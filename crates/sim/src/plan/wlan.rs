@@ -33,7 +33,7 @@ pub struct WlanPlan {
     pub ap_end: usize,
     /// Links that name the same medium share one channel; without a name, one medium per
     /// access point node.
-    #[serde(default)]
+    #[serde(deserialize_with = "super::written")]
     pub medium: Option<String>,
     /// The rate of the link-layer ACK, capped at the rate of the frame it acknowledges.
     pub ack_rate_bps: u64,

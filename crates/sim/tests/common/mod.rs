@@ -3,14 +3,103 @@
 
 use serde_json::{json, Value};
 
+#[allow(dead_code)] // each test crate compiles this module and uses a part of it
 pub fn run(plan: &Value) -> Value {
-    serde_json::from_str(&tcplab_sim::run_json(&plan.to_string()).unwrap()).unwrap()
+    serde_json::from_str(&tcplab_sim::run_json(&complete(plan)).unwrap()).unwrap()
 }
 
+#[allow(dead_code)] // each test crate compiles this module and uses a part of it
 pub fn refused(plan: &Value) -> String {
-    tcplab_sim::run_json(&plan.to_string())
+    tcplab_sim::run_json(&complete(plan))
         .unwrap_err()
         .to_string()
+}
+
+/// The plan as JSON text with every field it leaves out written as the zero of its type in
+/// the plan's schema (null, 0, false, an empty list), so that a test writes only the fields
+/// it is about. The core itself takes no defaults: every field of a plan is required.
+#[allow(dead_code)] // each test crate compiles this module and uses a part of it
+pub fn complete(plan: &Value) -> String {
+    let root: Value = serde_json::from_str(&tcplab_sim::plan::schema_json()).unwrap();
+    let mut plan = plan.clone();
+    fill(&mut plan, &root, &root);
+    plan.to_string()
+}
+
+/// The schema `$ref` points at, or the schema itself.
+fn deref<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(path) => root.pointer(path.trim_start_matches('#')).unwrap(),
+        None => schema,
+    }
+}
+
+fn fill(node: &mut Value, schema: &Value, root: &Value) {
+    let schema = deref(schema, root);
+    // An Option's or an enum's variants: fill as the one the node is.
+    let variants = schema.get("anyOf").or_else(|| schema.get("oneOf"));
+    if let Some(variants) = variants.and_then(Value::as_array) {
+        if let Some(variant) = variants.iter().find(|v| is_variant(node, deref(v, root))) {
+            fill(node, variant, root);
+        }
+        return;
+    }
+    match node {
+        Value::Object(map) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            for (name, property) in properties {
+                if !map.contains_key(name) {
+                    if let Some(zero) = zero(deref(property, root)) {
+                        map.insert(name.clone(), zero);
+                    }
+                }
+                if let Some(child) = map.get_mut(name) {
+                    fill(child, property, root);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items") {
+                items.iter_mut().for_each(|i| fill(i, item, root));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `node` is of this variant: its `kind` (a tagged enum's), or else its keys.
+fn is_variant(node: &Value, variant: &Value) -> bool {
+    let (Some(node), Some(properties)) = (
+        node.as_object(),
+        variant.get("properties").and_then(Value::as_object),
+    ) else {
+        return false;
+    };
+    match properties.get("kind").and_then(|k| k.get("const")) {
+        Some(kind) => node.get("kind") == Some(kind),
+        None => node.keys().all(|key| properties.contains_key(key)),
+    }
+}
+
+fn zero(schema: &Value) -> Option<Value> {
+    let nullable = |s: &Value| s.get("type") == Some(&json!("null"));
+    if let Some(variants) = schema.get("anyOf").and_then(Value::as_array) {
+        return variants.iter().any(nullable).then_some(Value::Null);
+    }
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    match types.as_slice() {
+        [.., "null"] => Some(Value::Null),
+        ["array"] if schema.get("minItems").is_none() => Some(json!([])),
+        ["integer"] => Some(json!(0)),
+        ["boolean"] => Some(json!(false)),
+        _ => None,
+    }
 }
 
 /// NewReno with 256 KiB buffers, IW 10 and a 200 ms minimum RTO: the ATM tests' hosts.
