@@ -462,3 +462,16 @@ def test_model_has_no_hybla() -> None:
     with pytest.raises(Unsupported, match=r"hosts\.0\.tcp\.cc") as raised:
         capabilities.check(make_plan(tcp__cc="hybla"), "model")
     assert raised.value.supported_by == ("sim", "emu")
+
+
+def test_model_refuses_rack_with_sack_only_where_it_would_recover_losses() -> None:
+    # PFTK's timeout term is recovery by duplicate ACKs'; RACK-TLP (RFC 8985) probes a
+    # tail loss instead of waiting for the RTO, so the formula does not hold for it.
+    rack = {"tcp__sack": True, "tcp__loss_recovery": "rack"}
+    loss = {"links__0__forward__error": {"kind": "loss", "p": 0.01}}
+    with pytest.raises(Unsupported, match=r"hosts\.0\.tcp\.loss_recovery") as raised:
+        capabilities.check(make_plan(**rack, **loss), "model")
+    assert raised.value.supported_by == ("sim", "emu")
+    # Without losses there is nothing to recover; without SACK RACK is classic recovery.
+    capabilities.check(make_plan(**rack), "model")
+    capabilities.check(make_plan(**loss, tcp__loss_recovery="rack"), "model")

@@ -103,7 +103,10 @@ def test_report_of_repetitions_draws_each(tmp_path: Path) -> None:
 
 
 def test_report_escapes_what_it_shows(tmp_path: Path) -> None:
-    result = tcplab.run(SCENARIO, backend="model")
+    # The model's loss response is recovery by duplicate ACKs' (it refuses RACK-TLP).
+    tcp = {"loss_recovery": "classic"}
+    hosts = [{"name": "a", "tcp": tcp}, {"name": "b", "tcp": tcp}]
+    result = tcplab.run({**SCENARIO, "hosts": hosts}, backend="model")
     result.meta["backend"] = "<b>x</b>"
     html = write_report(result, tmp_path / "r.html").read_text()
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html

@@ -44,6 +44,21 @@ MODEL_CC = ("tahoe", "reno", "newreno", "cubic")
 LINUX_CC = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "bbr": "bbr", "hybla": "hybla"}
 # The app kinds each backend runs (sim: all the spec has).
 MODEL_KINDS = ("bulk", "file")
+# The [hosts.tcp] fields the model's formulas do not read, and why each value is still
+# honoured (the rules below refuse the values for which that is not so):
+# - sack: PFTK and Mathis count loss events, one window halving each, which is what SACK
+#   recovery (RFC 6675) does with several losses of one window as well.
+# - hystart, hystart_variant: both end slow start when the queue starts to grow (delay
+#   increase) or the ACK train spans the path (Linux), i.e. at about the path's BDP, where
+#   the model's fluid sender already sends at the link's rate.
+# - nagle_variant: with messages of at least an MSS (the model's bulk and file apps), both
+#   variants send only whole segments but the last; they differ on small writes.
+# - gso: Linux's GSO sends segments in bursts from the host; the model's sender is a fluid.
+# - cubic_variant, cwnd_validation, quickack, initial_rwnd, delack_timeout_ns, rto_form:
+#   they shape the first round trips or a timer the model's steady-state bounds and
+#   slow-start ramp (with its gamma from delayed ACKs and ABC) do not include.
+# - loss_recovery: on a path without losses nothing is recovered; with losses PFTK's
+#   timeout term is recovery by duplicate ACKs', so RACK-TLP with SACK is refused there.
 EMU_KINDS = ("bulk", "file", "rr", "media")
 # Linux's delayed-ACK timer adapts between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX
 # (200 ms) (include/net/tcp.h) and cannot be set per socket.
@@ -212,6 +227,15 @@ def _iperf3_buffers_differ(at: At) -> bool:
     return _iperf3(at) and len(sizes) > 1
 
 
+def _lossy(plan: Mapping[str, Any]) -> bool:
+    """Some link direction has an error model (the model's loss response applies)."""
+    return any(
+        link[direction]["error"]["kind"] != "none"
+        for link in plan["links"]
+        for direction in ("forward", "reverse")
+    )
+
+
 def _linux_cubic(tcp: Mapping[str, Any]) -> bool:
     return LINUX_CC.get(str(tcp["cc"])) == "cubic"
 
@@ -361,6 +385,15 @@ REGISTRY: tuple[Capability, ...] = (
         " loss_recovery = 'classic' with sack = true cannot be emulated; set loss_recovery ="
         " 'rack' (or sack = false) to run this scenario on emu",
         when=lambda at: at.holder["sack"] and at.value != "rack",
+    ),
+    only(
+        "tcp.loss_recovery",
+        ("sim", "emu"),
+        "the model's loss response (PFTK) counts the timeouts that recovery by duplicate ACKs"
+        " leaves, and RACK-TLP's probes avoid most of them: the model has no formula for"
+        " loss_recovery = 'rack' with sack = true on a lossy path; set loss_recovery ="
+        " 'classic' or run on the sim backend",
+        when=lambda at: at.holder["sack"] and at.value == "rack" and _lossy(at.plan),
     ),
     only(
         "tcp.quickack",
