@@ -46,6 +46,17 @@ _DIRECTION: dict[str, Any] = {
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
     "atm": None,
 }
+PLAIN_APP: dict[str, Any] = {
+    "write_delay_ns": 0,
+    "read_size": None,
+    "read_delay_ns": 0,
+    "request_size": None,
+    "response_size": None,
+    "streams": [],
+    "shared_connection": False,
+}
+"""The fields of a plan's app (the core's AppPlan) that an app without pauses, reads of a
+set size, requests or streams has, as tcplab.plan writes them."""
 _PLAN: dict[str, Any] = {
     "seed": 1,
     "duration_ns": 100_000_000_000,
@@ -62,18 +73,7 @@ _PLAN: dict[str, Any] = {
     "trace": None,
     "abr": None,
     "peps": [],
-    "app": {
-        "kind": "bulk",
-        "message_size": 2_097_152,
-        "bytes": None,
-        "write_delay_ns": 0,
-        "read_size": None,
-        "read_delay_ns": 0,
-        "request_size": None,
-        "response_size": None,
-        "streams": [],
-        "shared_connection": False,
-    },
+    "app": {"kind": "bulk", "message_size": 2_097_152, "bytes": None, **PLAIN_APP},
 }
 
 

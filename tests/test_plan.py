@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import PLAIN_APP
 
 from tcplab import _sim
 from tcplab.analytic import ber_curves
@@ -52,16 +53,6 @@ GEO_DIRECTION = {
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
     "atm": None,
 }
-# An app's fields that are the core's AppPlan's, as a bulk app without pauses has them.
-APP = {
-    "write_delay_ns": 0,
-    "read_size": None,
-    "read_delay_ns": 0,
-    "request_size": None,
-    "response_size": None,
-    "streams": [],
-    "shared_connection": False,
-}
 
 
 def test_geo_example_resolves_to_the_documented_plan() -> None:
@@ -78,7 +69,7 @@ def test_geo_example_resolves_to_the_documented_plan() -> None:
         "links": [{"forward": GEO_DIRECTION, "reverse": GEO_DIRECTION, "wlan": None}],
         "trace": None,
         "abr": None,
-        "app": {"kind": "bulk", "message_size": 2_097_152, "bytes": None, **APP},
+        "app": {"kind": "bulk", "message_size": 2_097_152, "bytes": None, **PLAIN_APP},
         "peps": [],
     }
 
@@ -184,7 +175,7 @@ def test_file_app_and_seed_override() -> None:
         }
     )
     plan = resolve(spec, seed=42)
-    assert plan["app"] == {"kind": "file", "message_size": 8192, "bytes": 1_000_000, **APP}
+    assert plan["app"] == {"kind": "file", "message_size": 8192, "bytes": 1_000_000, **PLAIN_APP}
     assert plan["seed"] == 42
 
 
@@ -194,7 +185,7 @@ def test_pauses_between_calls_enter_the_plan() -> None:
     links = [{"rate": "1Mbps", "delay": "1ms"}]
     paced = validate_spec({"links": links, "app": {**app, "write_delay": "5ms",
                                                    "read_delay": "2ms"}})  # fmt: skip
-    assert resolve(paced)["app"] == {**APP, "kind": "file", "message_size": 4096,
+    assert resolve(paced)["app"] == {**PLAIN_APP, "kind": "file", "message_size": 4096,
                                      "bytes": 1_000_000, "read_size": 512,
                                      "write_delay_ns": 5_000_000,
                                      "read_delay_ns": 2_000_000}  # fmt: skip
