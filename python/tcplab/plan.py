@@ -214,9 +214,7 @@ def _link(link: Link, index: int, spec: Spec) -> dict[str, Any]:
         "atm": None,
     }
     for prefix, channel in (("", forward), ("reverse_", reverse)):
-        schedule = _schedule(link, index, prefix, channel, spec)
-        if schedule:
-            channel["schedule"] = schedule
+        channel["schedule"] = _schedule(link, index, prefix, channel, spec)
     if link.kind == "wlan":
         return {"forward": forward, "reverse": reverse, "wlan": _wlan(link)}
     if link.kind == "atm":
@@ -273,7 +271,7 @@ def schedule_rows(link: Link, index: int, prefix: str, spec: Spec) -> list[Sched
 
 def _schedule(
     link: Link, index: int, prefix: str, channel: dict[str, Any], spec: Spec
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """The plan's schedule of one direction (crates/sim/src/plan/schedule.rs): each field a
     row sets becomes a table from time 0 (the link's own value until its first row); rate
     and delay follow the link's interpolation, the error model and state always step."""
@@ -308,7 +306,10 @@ def _schedule(
             "bytes_per_opportunity": TRACE_OPPORTUNITY_IP_BYTES
             + channel["framing"]["overhead_bytes"],
         }
-    return plan
+    if not plan:
+        return None
+    # Every part the core's SchedulePlan has, each written: null or empty for what is fixed.
+    return {"rate_bps": None, "delay_ns": None, "error": [], "up": [], "trace": None, **plan}
 
 
 def _router(router: Router) -> dict[str, Any]:

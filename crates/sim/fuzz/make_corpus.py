@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 from tcplab.plan import resolve, topology_form
-from tcplab.spec import validate_spec
+from tcplab.spec import schedule, validate_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 OUT = Path(__file__).resolve().parent / "corpus" / "plan_json"
@@ -22,6 +22,8 @@ def main() -> None:
         data.setdefault("name", path.stem)
         data.pop("sweep", None)
         data.update(duration="1s", backend="sim")
+        # Schedules and traces named by file, read from beside the example, as load_spec does.
+        schedule.inline_files(data, path)
         spec = validate_spec(data)
         plan = topology_form(resolve(spec, seed=spec.seed))
         (OUT / f"{path.stem}.json").write_text(json.dumps(plan, sort_keys=True) + "\n")

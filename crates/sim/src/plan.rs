@@ -158,8 +158,8 @@ pub struct ChannelPlan {
     /// then play no part, and `error` applies to each cell.
     #[serde(deserialize_with = "written")]
     pub atm: Option<AtmPlan>,
-    /// What changes over the run (plan/schedule.rs); none: the fields above throughout.
-    #[serde(default)]
+    /// What changes over the run (plan/schedule.rs); null: the fields above throughout.
+    #[serde(deserialize_with = "written")]
     pub schedule: Option<SchedulePlan>,
 }
 

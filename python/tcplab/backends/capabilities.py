@@ -307,7 +307,9 @@ REGISTRY: tuple[Capability, ...] = (
             "the emu backend starts a schedule's clock with the measurement tool's data"
             ' connection; iperf3 and media streams have none to start it (use tool = "tcplab"'
             " with a bulk, file or rr app, or the sim backend)",
-            when=lambda at: _iperf3(at) or at.plan.get("app", {}).get("kind") == "media",
+            when=lambda at: (
+                present(at) and (_iperf3(at) or at.plan.get("app", {}).get("kind") == "media")
+            ),
         )
         for direction in ("forward", "reverse")
     ),

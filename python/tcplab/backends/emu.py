@@ -216,7 +216,9 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     }
     # A schedule's time 0 is the moment the data connection opens, as in the simulator:
     # the client is told to open it then, and the emulator to start the schedules then.
-    scheduled = any("schedule" in link[d] for link in plan["links"] for d in ("forward", "reverse"))
+    scheduled = any(
+        link[d]["schedule"] is not None for link in plan["links"] for d in ("forward", "reverse")
+    )
     server = net.popen(-1, [*child, json.dumps(server_config)])
     _wait_listening(server, SLACK_S)
     relays = emu_pep.start_relays(net, plan, PORT, duration_s + 2 * SLACK_S)

@@ -11,20 +11,18 @@ use crate::error::PlanError;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulePlan {
-    /// The line's rate; none: the direction's `rate_bps` throughout.
-    #[serde(default)]
+    /// The line's rate; null: the direction's `rate_bps` throughout.
+    #[serde(deserialize_with = "super::written")]
     pub rate_bps: Option<SeriesPlan>,
-    /// One-way propagation delay; none: the direction's `delay_ns` throughout.
-    #[serde(default)]
+    /// One-way propagation delay; null: the direction's `delay_ns` throughout.
+    #[serde(deserialize_with = "super::written")]
     pub delay_ns: Option<SeriesPlan>,
     /// The error model from each time on; empty: the direction's `error` throughout.
-    #[serde(default)]
     pub error: Vec<(u64, ErrorPlan)>,
     /// Whether the line carries anything, from each time on; empty: always up.
-    #[serde(default)]
     pub up: Vec<(u64, bool)>,
-    /// The line's rate as delivery opportunities instead of `rate_bps`.
-    #[serde(default)]
+    /// The line's rate as delivery opportunities instead of `rate_bps`; null: none.
+    #[serde(deserialize_with = "super::written")]
     pub trace: Option<DeliveryTracePlan>,
 }
 
