@@ -34,7 +34,7 @@ def _at(table: list[list[Any]], t: float) -> Any:
 
 
 def _rate(schedule: Mapping[str, Any], base_bps: int, end_ns: int) -> Track | None:
-    trace = schedule.get("trace")
+    trace = schedule["trace"]
     if trace is not None:
         period = trace["opportunities_ns"][-1]
         bits = trace["bytes_per_opportunity"] * 8
@@ -46,10 +46,11 @@ def _rate(schedule: Mapping[str, Any], base_bps: int, end_ns: int) -> Track | No
                     bins[k] += bits
         times = [k * TRACE_BIN_S for k in range(len(bins))]
         return Track("rate", "rate", times, [b / TRACE_BIN_S for b in bins])
-    rate = schedule.get("rate_bps", {"linear": False, "points": [[0, base_bps]]})
-    up = schedule.get("up", [[0, True]])
-    if "rate_bps" not in schedule and "up" not in schedule:
+    if schedule["rate_bps"] is None and not schedule["up"]:
         return None
+    # A part the schedule leaves fixed (null, or no rows): the link's own rate, always up.
+    rate = schedule["rate_bps"] or {"linear": False, "points": [[0, base_bps]]}
+    up = schedule["up"] or [[0, True]]
     breaks = sorted({at for at, _ in rate["points"]} | {at for at, _ in up})
     values = [(_at(rate["points"], t) if _at(up, t) else 0) for t in breaks]
     return Track("rate", "rate", [t / NS_PER_S for t in breaks], values, rate["linear"])
@@ -66,15 +67,15 @@ def tracks(spec: Mapping[str, Any]) -> list[Track]:
     end_ns = validated.duration
     out: list[Track] = []
     for index, (link, planned) in enumerate(zip(validated.links, plan["links"], strict=True)):
-        schedule = planned["forward"].get("schedule")
-        if not schedule:
+        schedule = planned["forward"]["schedule"]
+        if schedule is None:
             continue
         label = f"links.{index}" if len(validated.links) > 1 else "link"
         rate = _rate(schedule, planned["forward"]["rate_bps"], end_ns)
         if rate is not None:
             out.append(Track(f"{label} rate", "rate", *_to_end(rate, end_ns), rate.linear))
-        if "delay_ns" in schedule:
-            table = schedule["delay_ns"]
+        table = schedule["delay_ns"]
+        if table is not None:
             times = [at / NS_PER_S for at, _ in table["points"]]
             values = [ns / NS_PER_S for _, ns in table["points"]]
             track = Track("", "time", times, values)
