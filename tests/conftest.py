@@ -45,6 +45,7 @@ _DIRECTION: dict[str, Any] = {
     "error": {"kind": "none"},
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
     "atm": None,
+    "aqm": None,
     "schedule": None,
 }
 PLAIN_APP: dict[str, Any] = {

@@ -22,6 +22,7 @@ direction = {
     "error": {"kind": "none"},
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
     "atm": None,
+    "aqm": None,
 }
 link = {"forward": direction, "reverse": direction}
 pep = sys.argv[2:] == ["pep"]

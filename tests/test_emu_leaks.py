@@ -141,6 +141,7 @@ def _network() -> EmuNetwork:
         "error": {"kind": "none"},
         "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
         "atm": None,
+        "aqm": None,
     }
     config = {
         "seed": 1,

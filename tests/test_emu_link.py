@@ -32,6 +32,7 @@ def direction(
         # No framing, so that a datagram's wire size is its IP size.
         "framing": {"overhead_bytes": 0, "min_payload_bytes": 0},
         "atm": None,
+        "aqm": None,
     }
 
 

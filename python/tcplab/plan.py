@@ -91,8 +91,43 @@ def _queue_limit(limit: QueueLimit) -> dict[str, int]:
     return {limit.unit: limit.value}
 
 
-def _queue(queue: Queue) -> dict[str, int]:
-    return _queue_limit(queue.limit)
+def _aqm(queue: Queue) -> dict[str, Any] | None:
+    """The plan's `aqm` of a queue: None for drop-tail, else its discipline in the plan's
+    units (docs/internals/plan-and-result.md)."""
+    kind = queue.kind or "droptail"
+    s = queue.settings()
+    if kind == "red":
+        return {
+            "kind": "red",
+            "min_th": s["min_th"].value,
+            "max_th": s["max_th"].value,
+            "max_p": s["max_p"],
+            "w_q": s["w_q"],
+            "gentle": s["gentle"],
+            "mean_packet_bytes": s["mean_packet_size"],
+            "ecn": s["ecn"],
+        }
+    if kind in ("codel", "fq_codel"):
+        plan = {
+            "kind": kind,
+            "target_ns": s["target"],
+            "interval_ns": s["interval"],
+            "ecn": s["ecn"],
+        }
+        if kind == "fq_codel":
+            plan |= {"flows": s["flows"], "quantum": s["quantum"]}
+        return plan
+    if kind == "pie":
+        return {
+            "kind": "pie",
+            "target_ns": s["target"],
+            "t_update_ns": s["t_update"],
+            "alpha": s["alpha"],
+            "beta": s["beta"],
+            "max_burst_ns": s["max_burst"],
+            "ecn": s["ecn"],
+        }
+    return None
 
 
 def _error(link: Link, index: int, prefix: str) -> dict[str, Any]:
@@ -197,21 +232,24 @@ def _link(link: Link, index: int, spec: Spec) -> dict[str, Any]:
         framing = replace(
             framing, overhead_bytes=link.wlan_settings().mac_overhead + LLC_SNAP_BYTES
         )
+    reverse_queue = link.queue if link.reverse_queue is None else link.reverse_queue
     forward = {
         "rate_bps": link.rate,
         "delay_ns": link.delay,
-        "queue": _queue(link.queue),
+        "queue": _queue_limit(link.queue.limit),
         "error": _error(link, index, ""),
         "framing": asdict(framing),
         "atm": None,
+        "aqm": _aqm(link.queue),
     }
     reverse = {
         "rate_bps": link.rate if link.reverse_rate is None else link.reverse_rate,
         "delay_ns": link.delay if link.reverse_delay is None else link.reverse_delay,
-        "queue": _queue(link.queue if link.reverse_queue is None else link.reverse_queue),
+        "queue": _queue_limit(reverse_queue.limit),
         "error": _error(link, index, "reverse_"),
         "framing": asdict(framing),
         "atm": None,
+        "aqm": _aqm(reverse_queue),
     }
     for prefix, channel in (("", forward), ("reverse_", reverse)):
         channel["schedule"] = _schedule(link, index, prefix, channel, spec)

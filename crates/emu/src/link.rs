@@ -203,6 +203,7 @@ mod tests {
             error,
             atm: None,
             schedule: None,
+            aqm: None,
             framing: FramingPlan {
                 overhead_bytes: 2,
                 min_payload_bytes: 0,
@@ -293,6 +294,7 @@ mod tests {
             queue: QueuePlan::Packets(10),
             error: ErrorPlan::None,
             atm: None,
+            aqm: None,
             // 2 Mb/s from 1 s on, and 50 ms of delay from 2 s on.
             schedule: Some(SchedulePlan {
                 rate_bps: Some(SeriesPlan {

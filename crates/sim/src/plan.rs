@@ -8,6 +8,7 @@
 //! reaches the simulator in this same form: `tcplab.plan.topology_form` converts it.
 
 mod abr;
+mod aqm;
 mod atm;
 mod flows;
 mod media;
@@ -16,6 +17,7 @@ mod schedule;
 mod wlan;
 
 pub use abr::{AbrPlan, EricaPlusPlan, FairSharePlan, FeedbackPlan, MarkPlan};
+pub use aqm::{AqmPlan, MAX_FLOWS};
 pub use atm::{AtmPlan, DiscardPlan, SwitchPlan, TCP_IP_HEADER_BYTES};
 pub use flows::{FlowPlan, RouterPlan};
 pub use media::{StreamPlan, Transport, MAX_UDP_MESSAGE};
@@ -161,6 +163,10 @@ pub struct ChannelPlan {
     /// What changes over the run (plan/schedule.rs); null: the fields above throughout.
     #[serde(deserialize_with = "written")]
     pub schedule: Option<SchedulePlan>,
+    /// The discipline that replaces drop-tail in front of the serializer; null keeps
+    /// drop-tail. `queue` stays its limit.
+    #[serde(deserialize_with = "written")]
+    pub aqm: Option<AqmPlan>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -469,6 +475,9 @@ impl Plan {
                     QueuePlan::Packets(n) | QueuePlan::Bytes(n) => n,
                 };
                 positive(&format!("{at}.queue"), limit)?;
+                if let Some(aqm) = &ch.aqm {
+                    aqm.validate(&format!("{at}.aqm"))?;
+                }
                 ch.error.validate(&format!("{at}.error"))?;
                 if let Some(schedule) = &ch.schedule {
                     if link.wlan.is_some() || ch.atm.is_some() {

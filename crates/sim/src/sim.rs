@@ -9,6 +9,7 @@ use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
 use crate::flow::Flow;
 use crate::host::Cpu;
 use crate::metrics::{IntervalSeries, Trace};
+use crate::net::aqm::Arrival;
 use crate::net::{Channel, Packet, PacketRef, Packets, Taps};
 use crate::pep::{self, Relay};
 use crate::plan::Plan;
@@ -116,8 +117,8 @@ impl Simulation {
         let mut channels = Vec::with_capacity(plan.links.len() * 2);
         for (i, link) in plan.links.iter().enumerate() {
             for (dir, ch) in [("forward", &link.forward), ("reverse", &link.reverse)] {
-                let stream = RngStream::new(plan.seed, &format!("links.{i}.{dir}.errors"));
-                channels.push(Channel::new(ch, stream));
+                let stream = |what| RngStream::new(plan.seed, &format!("links.{i}.{dir}.{what}"));
+                channels.push(Channel::new(ch, stream("errors"), stream("queue")));
             }
         }
         let (flows, relays) = pep::connections(&plan);
@@ -212,7 +213,10 @@ impl Simulation {
         match event {
             Event::TxDone(ch) => {
                 let ch = ix(ch);
-                let departure = self.channels[ch].finish(self.now);
+                let packets = &mut self.packets;
+                let departure = self.channels[ch].finish(self.now, &mut |lost| {
+                    packets.remove(lost.id);
+                });
                 match departure.arrival {
                     // A channel's packets arrive in the order they left: its delay line.
                     Ok((packet, at)) => self.events.schedule_on_line(ch, at, Event::Arrive(packet)),
@@ -315,14 +319,21 @@ impl Simulation {
         let p = self.packets.get(packet.id);
         let ch = self.paths.channel(p.flow, p.route, p.hop);
         match self.carriers[ch] {
-            Carrier::Wire => match self.channels[ch].offer(self.now, packet) {
-                Ok(Some(done)) => {
+            Carrier::Wire => {
+                let arrival = Arrival {
+                    // The connection and its direction: what a 5-tuple tells apart.
+                    flow: (p.flow as u64) << 1 | p.route as u64,
+                    ect: false,
+                };
+                let packets = &mut self.packets;
+                let started = self.channels[ch].offer(self.now, packet, arrival, &mut |lost| {
+                    packets.remove(lost.id);
+                });
+                if let Some(done) = started {
                     self.tap(ch);
                     self.events.schedule(done, Event::TxDone(ch as u32));
                 }
-                Ok(None) => {}
-                Err(dropped) => self.lose(dropped),
-            },
+            }
             Carrier::Wlan => self.wlan_offer(ch, packet),
             Carrier::Atm => {
                 // The cells carry the packet from here; crate::atm keeps it while they do.

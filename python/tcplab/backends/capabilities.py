@@ -287,6 +287,16 @@ REGISTRY: tuple[Capability, ...] = (
         " link on the sim backend)",
     ),
     only(
+        "links.*.*.aqm",
+        ("sim",),
+        {
+            "model": "the model's bounds assume a drop-tail queue; run an AQM (queue.kind ="
+            " {value[kind]!r}) on the sim backend",
+            "emu": "the emulator's hop queue is drop-tail; run an AQM (queue.kind ="
+            " {value[kind]!r}) on the sim backend",
+        },
+    ),
+    only(
         "links.*.forward.atm",
         ("sim", "model"),
         'the emu backend forwards IP packets; ATM cells (kind = "atm") run on the sim backend',

@@ -10,7 +10,7 @@ from tcplab.spec.apps import App, MediaObjectives, Stream
 from tcplab.spec.atm import Abr, Efci, Erica, EricaPlus, Switch
 from tcplab.spec.fields import ERROR_MODEL_FIELDS, BerCurve
 from tcplab.spec.hosts import Cpu, Host, Tcp
-from tcplab.spec.links import GilbertElliott, Link, Queue, Wlan
+from tcplab.spec.links import GilbertElliott, Link, Wlan
 from tcplab.spec.loading import (
     canonical_dict,
     canonical_hash,
@@ -21,6 +21,7 @@ from tcplab.spec.loading import (
     spec_hash,
     validate_spec,
 )
+from tcplab.spec.queue import Queue
 from tcplab.spec.scenario import Spec
 from tcplab.spec.sweep import Sweep
 from tcplab.spec.topology import Flow, Pep, Router

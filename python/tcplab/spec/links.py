@@ -32,6 +32,7 @@ from tcplab.spec.fields import (
     Rate,
     StrictModel,
 )
+from tcplab.spec.queue import Queue
 from tcplab.spec.schedule import (
     ROW_ERROR_FIELDS,
     Interpolation,
@@ -41,12 +42,6 @@ from tcplab.spec.schedule import (
     read_mahimahi_trace,
     read_schedule_csv,
 )
-
-
-class Queue(StrictModel):
-    """A drop-tail queue in front of a link direction; the packet being serialized has left it."""
-
-    limit: QueueLimit = Field("100p", validate_default=True)
 
 
 class GilbertElliott(StrictModel):
@@ -216,6 +211,16 @@ class Link(StrictModel):
         if info.data.get("kind") == "wlan" and queue is not None:
             raise ValueError(
                 "a wlan link's `queue` is its station's; the access point's is wlan.ap_queue"
+            )
+        return queue
+
+    @field_validator("queue")
+    @classmethod
+    def _station_queue_drops_tail(cls, queue: Queue, info: ValidationInfo) -> Queue:
+        if info.data.get("kind") == "wlan" and queue.kind not in (None, "droptail"):
+            raise ValueError(
+                "kind: a wlan station's queue is drop-tail (the 802.11 medium serves it);"
+                " put an AQM on a wired link"
             )
         return queue
 

@@ -1,9 +1,11 @@
-//! One direction of a full-duplex link: a drop-tail queue feeding a serializer at `rate`,
-//! then `delay` of propagation. A frame occupies the line for wire_bytes · 8 / rate, and
-//! arrives `delay` after its last bit left. A channel with a schedule asks it instead
-//! (net/schedule.rs); one without pays nothing for the possibility.
+//! One direction of a full-duplex link: a queue (drop-tail or an AQM, net/aqm) feeding a
+//! serializer at `rate`, then `delay` of propagation. A frame occupies the line for
+//! wire_bytes · 8 / rate, and arrives `delay` after its last bit left. A channel with a
+//! schedule asks it instead (net/schedule.rs); one without pays nothing for the
+//! possibility.
 
-use super::{DropTail, ErrorProcess, Framing, PacketRef, Schedule};
+use super::aqm::{Arrival, Discipline};
+use super::{ErrorProcess, Framing, PacketRef, Schedule};
 use crate::engine::{serialization_ns, Nanos, RngStream};
 use crate::plan::ChannelPlan;
 
@@ -30,28 +32,32 @@ pub struct Channel {
     rate_bps: u64,
     delay_ns: Nanos,
     framing: Framing,
-    queue: DropTail,
+    queue: Discipline<PacketRef>,
     in_service: Option<PacketRef>,
+    /// The queue marked the frame in service Congestion Experienced.
+    in_service_ce: bool,
     errors: ErrorProcess,
     schedule: Option<Box<Schedule>>,
     pub stats: ChannelStats,
 }
 
 impl Channel {
-    pub fn new(plan: &ChannelPlan, rng: RngStream) -> Self {
+    /// `rng` draws the error model's losses, `queue_rng` the queue discipline's choices.
+    pub fn new(plan: &ChannelPlan, rng: RngStream, queue_rng: RngStream) -> Self {
         Self {
             rate_bps: plan.rate_bps,
             delay_ns: plan.delay_ns,
             framing: plan.framing.into(),
-            queue: DropTail::new(plan.queue),
+            queue: Discipline::new(plan.queue, plan.aqm.as_ref(), plan.rate_bps, queue_rng),
             in_service: None,
+            in_service_ce: false,
             errors: ErrorProcess::new(plan.error, rng),
             schedule: Schedule::new(plan).map(Box::new),
             stats: ChannelStats::default(),
         }
     }
 
-    fn start(&mut self, now: Nanos, packet: PacketRef) -> Nanos {
+    fn start(&mut self, now: Nanos, packet: PacketRef, ce: bool) -> Nanos {
         let wire = self.framing.wire_bytes(u64::from(packet.ip_bytes));
         let done = match &mut self.schedule {
             None => now + serialization_ns(wire, self.rate_bps),
@@ -61,26 +67,50 @@ impl Channel {
         self.stats.wire_bytes += wire;
         self.stats.busy_ns = self.stats.busy_ns.saturating_add(done - now);
         self.in_service = Some(packet);
+        self.in_service_ce = ce;
         done
     }
 
+    /// Starts the next packet the queue gives up, if any; the packets it drops on the way
+    /// go to `dropped`.
+    fn start_next(&mut self, now: Nanos, dropped: &mut impl FnMut(PacketRef)) -> Option<Nanos> {
+        let stats = &mut self.stats;
+        let next = self.queue.dequeue(now, &mut |p| {
+            stats.drops_queue += 1;
+            dropped(p);
+        })?;
+        Some(self.start(now, next.packet, next.ce))
+    }
+
     /// Offers a packet to the channel. Returns when its serialization ends if the line
-    /// was idle, None if it waits in the queue, and `Err` with the packet if the queue
-    /// drops it.
-    pub fn offer(&mut self, now: Nanos, packet: PacketRef) -> Result<Option<Nanos>, PacketRef> {
-        if self.in_service.is_none() {
-            return Ok(Some(self.start(now, packet)));
+    /// was idle, None if it waits in the queue (or is dropped). The packets the queue
+    /// drops go to `dropped`: the arrival, or with FQ-CoDel one of a longer flow queue's.
+    pub fn offer(
+        &mut self,
+        now: Nanos,
+        packet: PacketRef,
+        arrival: Arrival,
+        dropped: &mut impl FnMut(PacketRef),
+    ) -> Option<Nanos> {
+        let idle = self.in_service.is_none();
+        if idle && self.queue.bypassed_when_idle() {
+            return Some(self.start(now, packet, false));
         }
-        let queued = self.queue.push(packet);
-        if queued.is_err() {
+        if let Some(lost) = self.queue.enqueue(now, packet, arrival) {
             self.stats.drops_queue += 1;
+            dropped(lost);
         }
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue.bytes());
-        queued.map(|()| None)
+        if idle {
+            // An AQM has seen the arrival; the idle line takes what the queue gives now.
+            return self.start_next(now, dropped);
+        }
+        None
     }
 
     /// The frame in service has left the line: apply the error model, start the next.
-    pub fn finish(&mut self, now: Nanos) -> Departure {
+    /// Packets the queue drops as it gives up the next (CoDel's) go to `dropped`.
+    pub fn finish(&mut self, now: Nanos, dropped: &mut impl FnMut(PacketRef)) -> Departure {
         let packet = self
             .in_service
             .take()
@@ -99,13 +129,18 @@ impl Channel {
         } else {
             Ok((packet, at))
         };
-        let next_done = self.queue.pop().map(|p| self.start(now, p));
+        let next_done = self.start_next(now, dropped);
         Departure { arrival, next_done }
     }
 
     /// The frame being serialized, if any.
     pub fn in_service(&self) -> Option<PacketRef> {
         self.in_service
+    }
+
+    /// Whether the queue marked the frame being serialized Congestion Experienced.
+    pub fn in_service_marked(&self) -> bool {
+        self.in_service_ce
     }
 
     pub fn queue_bytes(&self) -> u64 {
@@ -126,12 +161,13 @@ mod tests {
             error,
             atm: None,
             schedule: None,
+            aqm: None,
             framing: FramingPlan {
                 overhead_bytes: 2,
                 min_payload_bytes: 0,
             },
         };
-        Channel::new(&plan, RngStream::new(1, "t"))
+        Channel::new(&plan, RngStream::new(1, "t"), RngStream::new(1, "q"))
     }
 
     /// An IP datagram carrying `len` bytes of TCP payload behind 40 bytes of headers.
@@ -142,14 +178,25 @@ mod tests {
         }
     }
 
+    /// Offers a packet; returns the serialization end or the packet dropped.
+    fn offer(ch: &mut Channel, now: Nanos, p: PacketRef) -> Result<Option<Nanos>, PacketRef> {
+        let mut lost = None;
+        let done = ch.offer(now, p, Arrival::default(), &mut |p| lost = Some(p));
+        lost.map_or(Ok(done), Err)
+    }
+
+    fn finish(ch: &mut Channel, now: Nanos) -> Departure {
+        ch.finish(now, &mut |_| panic!("drop-tail drops only arrivals"))
+    }
+
     #[test]
     fn back_to_back_frames_are_serialized_one_after_another() {
         let mut ch = channel(QueuePlan::Packets(10), ErrorPlan::None);
         // 1000 bytes of IP + 2 bytes of framing = 8016 bits at 1 Mb/s = 8.016 ms.
-        let done = ch.offer(0, packet(960)).unwrap().unwrap();
+        let done = offer(&mut ch, 0, packet(960)).unwrap().unwrap();
         assert_eq!(done, 8_016_000);
-        assert_eq!(ch.offer(0, packet(960)), Ok(None));
-        let d = ch.finish(done);
+        assert_eq!(offer(&mut ch, 0, packet(960)), Ok(None));
+        let d = finish(&mut ch, done);
         let (_, arrive) = d.arrival.unwrap();
         assert_eq!(arrive, 8_016_000 + 10_000_000);
         assert_eq!(d.next_done, Some(2 * 8_016_000));
@@ -158,9 +205,9 @@ mod tests {
     #[test]
     fn a_full_queue_drops_arrivals_but_not_the_frame_in_service() {
         let mut ch = channel(QueuePlan::Packets(1), ErrorPlan::None);
-        assert_eq!(ch.offer(0, packet(960)), Ok(Some(8_016_000)));
-        assert_eq!(ch.offer(0, packet(960)), Ok(None));
-        assert_eq!(ch.offer(0, packet(960)), Err(packet(960)));
+        assert_eq!(offer(&mut ch, 0, packet(960)), Ok(Some(8_016_000)));
+        assert_eq!(offer(&mut ch, 0, packet(960)), Ok(None));
+        assert_eq!(offer(&mut ch, 0, packet(960)), Err(packet(960)));
         assert_eq!(ch.stats.drops_queue, 1);
         assert_eq!(ch.stats.packets, 1);
     }
@@ -168,8 +215,8 @@ mod tests {
     #[test]
     fn corrupted_frames_still_use_the_line() {
         let mut ch = channel(QueuePlan::Packets(10), ErrorPlan::Loss { p: 1.0 });
-        let done = ch.offer(0, packet(960)).unwrap().unwrap();
-        assert_eq!(ch.finish(done).arrival, Err(packet(960)));
+        let done = offer(&mut ch, 0, packet(960)).unwrap().unwrap();
+        assert_eq!(finish(&mut ch, done).arrival, Err(packet(960)));
         assert_eq!(ch.stats.drops_error, 1);
         assert_eq!(ch.stats.busy_ns, 8_016_000);
     }

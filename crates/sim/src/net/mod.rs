@@ -1,7 +1,8 @@
-//! Links and what happens to packets on them: framing, drop-tail queues, serialization,
-//! propagation, error models, schedules that change them over time, and packet captures of
-//! what goes onto the wire.
+//! Links and what happens to packets on them: framing, queues and their disciplines,
+//! serialization, propagation, error models, schedules that change them over time, and
+//! packet captures of what goes onto the wire.
 
+pub mod aqm;
 mod capture;
 mod channel;
 mod error_model;

@@ -34,11 +34,7 @@ impl<T: Queued> DropTail<T> {
     /// Appends the packet; hands it back when it does not fit (it is dropped).
     pub fn push(&mut self, packet: T) -> Result<(), T> {
         let size = packet.ip_bytes();
-        let fits = match self.limit {
-            QueuePlan::Packets(n) => (self.packets.len() as u64) < n,
-            QueuePlan::Bytes(n) => self.bytes + size <= n,
-        };
-        if !fits {
+        if !fits(self.limit, self.packets.len(), self.bytes, size) {
             return Err(packet);
         }
         self.bytes += size;
@@ -56,8 +52,20 @@ impl<T: Queued> DropTail<T> {
         self.bytes
     }
 
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.packets.is_empty()
+    }
+}
+
+/// Whether `extra` more IP bytes fit a queue holding `packets` and `bytes` under `limit`.
+pub(crate) fn fits(limit: QueuePlan, packets: usize, bytes: u64, extra: u64) -> bool {
+    match limit {
+        QueuePlan::Packets(n) => (packets as u64) < n,
+        QueuePlan::Bytes(n) => bytes + extra <= n,
     }
 }
 

@@ -314,6 +314,7 @@ mod tests {
                 min_payload_bytes: 0,
             },
             atm: None,
+            aqm: None,
             schedule: Some(s),
         };
         Schedule::new(&plan).unwrap()
