@@ -2,12 +2,13 @@
 //! replaces drop-tail in front of the serializer, with its parameters resolved to numbers.
 //! A channel without one keeps its drop-tail queue.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{positive, probability, within_clock};
 use crate::error::PlanError;
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum AqmPlan {
     /// Random Early Detection (Floyd & Jacobson 1993; RFC 2309). Thresholds count in the
