@@ -105,12 +105,11 @@ def test_a_wlan_station_queue_stays_drop_tail() -> None:
     assert any("wlan station's queue is drop-tail" in p for p in problems(spec))
 
 
-@pytest.mark.parametrize("backend", ["model", "emu"])
-def test_other_backends_refuse_an_aqm(backend: str) -> None:
+def test_the_model_refuses_an_aqm() -> None:
     with pytest.raises(tcplab.Unsupported) as error:
-        tcplab.run(path(kind="fq_codel"), backend=backend)
+        tcplab.run(path(kind="fq_codel"), backend="model")
     assert error.value.field == "links.0.forward.aqm"
-    assert error.value.supported_by == ("sim",)
+    assert error.value.supported_by == ("sim", "emu")
 
 
 def bufferbloat(kind: str) -> tcplab.RunResult:
@@ -147,3 +146,33 @@ def test_fq_codel_holds_the_queue_where_drop_tail_fills_the_buffer() -> None:
     # Both keep the line busy.
     for result in results.values():
         assert result.summary["goodput_bps"] > 8.5e6
+
+
+def test_ecn_defaults_as_each_stack_negotiates_it() -> None:
+    """Linux's net.ipv4.tcp_ecn = 2 accepts ECN but never asks: passive; Windows: off."""
+
+    def ecn(*tcp: dict[str, Any]) -> list[str]:
+        hosts = [{"name": name, "tcp": t} for name, t in zip("ab", tcp, strict=True)]
+        plan = resolve(validate_spec({**path(), "hosts": hosts}))
+        return [h["tcp"]["ecn"] for h in plan["hosts"]]
+
+    assert ecn({"profile": "linux"}, {"profile": "windows-95"}) == ["passive", "off"]
+    assert ecn({"profile": "windows-95", "ecn": "on"}, {}) == ["on", "passive"]
+    bad = problems({**path(), "hosts": [{"name": "a", "tcp": {"ecn": 1}}, {"name": "b"}]})
+    assert any(p.startswith("hosts.0.tcp.ecn") for p in bad), bad
+
+
+def test_with_ecn_fq_codel_marks_instead_of_dropping() -> None:
+    """RFC 3168 with RFC 8290 §5.2.6: a client that asks for ECN (the server's Linux
+    default accepts) has its bulk flow's queue held by CE marks, answered by the sender's
+    window reductions: the same short queue with no retransmission at all."""
+    spec = tcplab.load_spec(EXAMPLE).model_dump(mode="json", exclude_none=True)
+    spec["duration"] = "10s"
+    spec["hosts"][0]["tcp"]["ecn"] = "on"
+    result = tcplab.run(spec)
+    trace = result.trace_frame()
+    bulk = trace[(trace["flow"] == 0) & (trace["t_s"] >= 3.0)]
+    assert result.summary["retransmits"] == 0
+    assert float(bulk["srtt_s"].median()) - BASE_RTT_S < 0.010
+    assert result.summary["rr"]["latency_p99_s"] < BASE_RTT_S + 0.010
+    assert result.summary["goodput_bps"] > 8.5e6

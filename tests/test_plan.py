@@ -44,6 +44,7 @@ GEO_TCP = {
     "handshake": True,
     "loss_recovery": "classic",
     "gso": False,
+    "ecn": "off",
 }
 GEO_DIRECTION = {
     "rate_bps": 2_048_000,

@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from tcplab import profiles
 from tcplab.analytic import ber_curves
 from tcplab.analytic.framing import CELL_BITS, ENCAPSULATIONS, FRAMING, LLC_SNAP_BYTES
 from tcplab.errors import SpecError
@@ -84,6 +85,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "handshake": tcp.handshake,
         "loss_recovery": tcp.loss_recovery,
         "gso": tcp.gso,
+        "ecn": profiles.ecn(tcp.ecn, tcp.profile),
     }
 
 

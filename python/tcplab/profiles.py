@@ -155,6 +155,18 @@ STACKS: dict[str, StackProfile] = {
 
 DEFAULT_STACK = "linux"
 
+# ECN (RFC 3168) where `tcp.ecn` is not given, as each stack negotiates it: Linux's
+# net.ipv4.tcp_ecn = 2 accepts ECN when the peer asks and never asks itself, so
+# connections between Linux hosts do not use it; the Windows stacks modelled here predate
+# RFC 3168 (2001). Kept apart from the profiles' settings so that a scenario's canonical
+# form (and hash) does not change with it.
+ECN_BY_STACK = {"linux": "passive", "linux-4.18": "passive"}
+
+
+def ecn(tcp_ecn: str | None, profile: str) -> str:
+    """The ECN mode a host runs: its own, else its stack's."""
+    return tcp_ecn or ECN_BY_STACK.get(profile, "off")
+
 
 def apply(tcp: dict[str, Any]) -> dict[str, Any]:
     """The host's own fields over its profile's settings (the profile name is kept)."""

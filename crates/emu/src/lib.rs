@@ -1,11 +1,12 @@
 //! tcplab's link emulator: the real Linux TCP stack in two network namespaces, joined by
 //! a TUN device in each, with this crate moving the IP packets between the two devices
-//! through the simulator's link model (rate, delay, drop-tail queue, error models).
+//! through the simulator's link model (rate, delay, queue discipline, error models).
 //!
 //! Python (`tcplab.emu`) creates the namespaces, calls [`run_json`] on a thread of its own,
 //! configures addresses and routes once the devices exist (the `ready_fd` byte), runs the
 //! TCP endpoints, and ends the run through `stop_fd`. See docs/emu.md.
 
+mod ip;
 mod link;
 mod log;
 mod shuttle;
@@ -19,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use tcplab_sim::engine::RngStream;
 use tcplab_sim::plan::{ChannelPlan, QueuePlan};
 
-pub use link::{Fate, Hop, HopEvent, HopStats, Path};
+pub use link::{Exit, Fate, Hop, HopEvent, HopStats, Packet, Path, Sinks};
 pub use timing::TimingReport;
 
 #[derive(Debug, thiserror::Error)]
@@ -153,10 +154,8 @@ fn validate(config: &EmuConfig) -> Result<(), EmuError> {
 fn paths(config: &EmuConfig) -> [Path; 2] {
     let hop = |i: usize, dir: &str, plan| {
         let i = config.first_link + i;
-        link::Hop::new(
-            plan,
-            RngStream::new(config.seed, &format!("links.{i}.{dir}.errors")),
-        )
+        let stream = |what| RngStream::new(config.seed, &format!("links.{i}.{dir}.{what}"));
+        link::Hop::new(plan, stream("errors"), stream("queue"))
     };
     let forward = config
         .links

@@ -52,14 +52,18 @@ impl PacketLog {
         self.records.len()
     }
 
-    /// One line per record; times in ns since `origin_ns` (the emulator's start).
+    /// One line per record, in order of arrival at the hop (a record is made when the
+    /// hop's decision is, which for an AQM is when the packet leaves the queue); times in
+    /// ns since `origin_ns` (the emulator's start).
     pub fn write_csv(&self, path: &Path, origin_ns: u64) -> io::Result<()> {
         let mut out = BufWriter::new(File::create(path)?);
         writeln!(
             out,
             "t_ns,direction,link,ip_bytes,queue_packets,queue_bytes,fate,departure_ns"
         )?;
-        for r in &self.records {
+        let mut records: Vec<&Record> = self.records.iter().collect();
+        records.sort_by_key(|r| r.event.arrival_ns);
+        for r in records {
             let (fate, departure) = match r.event.fate {
                 Fate::Sent { departure_ns, .. } => ("sent", departure_ns - origin_ns),
                 Fate::DroppedByError { departure_ns } => ("error", departure_ns - origin_ns),

@@ -1,19 +1,20 @@
 //! The packet loop: one thread moves packets both ways between the two TUN devices.
 //!
-//! A packet read from a TUN is stamped with CLOCK_MONOTONIC, pushed through the hops of its
-//! direction (crate::link), and, unless a hop dropped it, parked in that direction's FIFO
-//! with its delivery time. The FIFOs are in delivery order (see crate::link), so the next
-//! wake-up is the earlier of the two heads, and a timerfd armed at that absolute time wakes
-//! the loop. Packet buffers come from a pool that only grows, so the steady state allocates
-//! nothing per packet, and reads are drained in batches per wake-up.
+//! A packet read from a TUN is stamped with CLOCK_MONOTONIC and offered to the path of its
+//! direction (crate::link), which runs its hops' events up to that time first. The next
+//! wake-up is the earliest event of the two paths (a frame leaving a line, or reaching the
+//! next node or the far device), and a timerfd armed at that absolute time wakes the loop,
+//! which then runs the paths up to the clock and writes what they deliver. Packet buffers
+//! come from a pool that only grows, so the steady state allocates nothing per packet, and
+//! reads are drained in batches per wake-up.
 
-use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use serde::Serialize;
 
-use crate::link::{HopStats, Path};
+use crate::ip;
+use crate::link::{Exit, HopEvent, HopStats, Packet, Path, Sinks};
 use crate::log::{PacketLog, Record};
 use crate::sys::{self, Epoll, Timer};
 use crate::timing::{LatenessHistogram, TimingReport};
@@ -25,12 +26,6 @@ const TOKEN_TUN: [u64; 2] = [0, 1];
 const TOKEN_TIMER: u64 = 2;
 const TOKEN_STOP: u64 = 3;
 const TOKEN_CLOCK: u64 = 4;
-
-struct Parked {
-    deliver_ns: u64,
-    buffer: u32,
-    len: u32,
-}
 
 struct Pool {
     buffers: Vec<Box<[u8]>>,
@@ -95,11 +90,41 @@ impl Shuttle {
             free: Vec::new(),
             size: self.buffer_size,
         };
-        let mut parked: [VecDeque<Parked>; 2] =
-            [VecDeque::with_capacity(4096), VecDeque::with_capacity(4096)];
         let mut directions = [DirectionStats::default(), DirectionStats::default()];
         let mut lateness = LatenessHistogram::default();
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
+
+        // What a path hands back: a packet to write now (at or after its time), or a
+        // buffer to free. The log notes each hop's decision.
+        let mut outcome = |dir: usize, o: Exit, pool: &mut Pool, stats: &mut DirectionStats| {
+            match o {
+                Exit::Delivered { at_ns, packet } => {
+                    let buffer = &mut pool.buffers[packet.buffer as usize][..packet.len as usize];
+                    if packet.ce {
+                        ip::mark_ce(buffer);
+                    }
+                    match sys::write(fds[1 - dir], buffer) {
+                        Ok(_) => stats.packets_out += 1,
+                        // A device that is down or a packet the stack refuses is lost, as
+                        // on a real link; it is counted, not fatal.
+                        Err(_) => stats.write_errors += 1,
+                    }
+                    lateness.record(sys::now_ns().saturating_sub(at_ns));
+                    pool.free.push(packet.buffer);
+                }
+                Exit::Dropped(packet) => pool.free.push(packet.buffer),
+            }
+        };
+        let mut note = |dir: usize, hop: usize, event: &HopEvent, len: u32| {
+            if let Some(log) = log.as_mut() {
+                log.push(Record {
+                    direction: dir as u8,
+                    hop: hop as u8,
+                    ip_bytes: len,
+                    event: *event,
+                });
+            }
+        };
 
         let start_ns = sys::now_ns();
         if self.clock_fd.is_none() {
@@ -110,33 +135,25 @@ impl Shuttle {
         let deadline_ns = start_ns + self.max_duration_ns;
         let mut armed_ns = u64::MAX;
         let stopped_by = 'run: loop {
-            // Deliver everything that is due, in each direction.
-            for dir in 0..2 {
-                let out = fds[1 - dir];
-                while let Some(head) = parked[dir].front() {
-                    let now = sys::now_ns();
-                    if head.deliver_ns > now {
-                        break;
-                    }
-                    let packet = &pool.buffers[head.buffer as usize][..head.len as usize];
-                    match sys::write(out, packet) {
-                        Ok(_) => directions[dir].packets_out += 1,
-                        // A device that is down or a packet the stack refuses is lost, as
-                        // on a real link; it is counted, not fatal.
-                        Err(_) => directions[dir].write_errors += 1,
-                    }
-                    lateness.record(now - head.deliver_ns);
-                    pool.free.push(head.buffer);
-                    parked[dir].pop_front();
-                }
-            }
+            // Run both paths up to now, writing what is due.
             let now = sys::now_ns();
+            for (dir, path) in self.paths.iter_mut().enumerate() {
+                let stats = &mut directions[dir];
+                path.advance(
+                    now,
+                    &mut Sinks {
+                        log: &mut |hop, e, len| note(dir, hop, e, len),
+                        out: &mut |o| outcome(dir, o, &mut pool, stats),
+                    },
+                );
+            }
             if now >= deadline_ns {
                 break 'run "max_duration";
             }
-            let next = parked
+            let next = self
+                .paths
                 .iter()
-                .filter_map(|q| q.front().map(|p| p.deliver_ns))
+                .filter_map(Path::next_event_ns)
                 .min()
                 .unwrap_or(deadline_ns)
                 .min(deadline_ns);
@@ -177,24 +194,17 @@ impl Shuttle {
                             };
                             let arrival = sys::now_ns();
                             directions[dir].packets_in += 1;
-                            let delivered = self.paths[dir].offer(arrival, len as u64, |hop, e| {
-                                if let Some(log) = log.as_mut() {
-                                    log.push(Record {
-                                        direction: dir as u8,
-                                        hop: hop as u8,
-                                        ip_bytes: len as u32,
-                                        event: *e,
-                                    });
-                                }
-                            });
-                            match delivered {
-                                Some(deliver_ns) => parked[dir].push_back(Parked {
-                                    deliver_ns,
-                                    buffer,
-                                    len: len as u32,
-                                }),
-                                None => pool.free.push(buffer),
-                            }
+                            let header = ip::classify(&pool.buffers[buffer as usize][..len]);
+                            let packet = Packet::new(buffer, len as u32, header);
+                            let stats = &mut directions[dir];
+                            self.paths[dir].offer(
+                                arrival,
+                                packet,
+                                &mut Sinks {
+                                    log: &mut |hop, e, len| note(dir, hop, e, len),
+                                    out: &mut |o| outcome(dir, o, &mut pool, stats),
+                                },
+                            );
                         }
                     }
                 }

@@ -128,6 +128,7 @@ fn sender(tcp: &TcpPlan) -> Sender {
         cwnd_validation: tcp.cwnd_validation,
         loss_recovery: tcp.loss_recovery,
         gso: tcp.gso,
+        ecn: tcp.ecn,
     })
 }
 
@@ -142,6 +143,7 @@ fn receiver(tcp: &TcpPlan) -> Receiver {
         delack_timeout_ns: tcp.delack_timeout_ns,
         quickack: tcp.quickack,
         initial_rwnd: tcp.initial_rwnd,
+        ecn: tcp.ecn,
     })
 }
 

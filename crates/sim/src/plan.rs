@@ -31,7 +31,7 @@ use serde::Deserialize;
 
 use crate::error::PlanError;
 use crate::tcp::cc::CubicVariant;
-use crate::tcp::{HyStartVariant, LossRecovery, NagleVariant, RtoForm};
+use crate::tcp::{EcnMode, HyStartVariant, LossRecovery, NagleVariant, RtoForm};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -124,6 +124,8 @@ pub struct TcpPlan {
     pub loss_recovery: LossRecovery,
     /// Linux's GSO buffers and their deferral (tcp/sender/tso.rs).
     pub gso: bool,
+    /// ECN (RFC 3168), as Linux's net.ipv4.tcp_ecn.
+    pub ecn: EcnMode,
 }
 
 /// An `Option` the plan must still write (null for none): serde otherwise reads a missing

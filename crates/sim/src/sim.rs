@@ -223,7 +223,7 @@ impl Simulation {
                     Err(lost) => self.lose(lost),
                 }
                 if let Some(at) = departure.next_done {
-                    self.tap(ch);
+                    self.started(ch);
                     self.events.schedule(at, Event::TxDone(ch as u32));
                 }
             }
@@ -323,14 +323,14 @@ impl Simulation {
                 let arrival = Arrival {
                     // The connection and its direction: what a 5-tuple tells apart.
                     flow: (p.flow as u64) << 1 | p.route as u64,
-                    ect: false,
+                    ect: p.udp.is_none() && p.segment.ect,
                 };
                 let packets = &mut self.packets;
                 let started = self.channels[ch].offer(self.now, packet, arrival, &mut |lost| {
                     packets.remove(lost.id);
                 });
                 if let Some(done) = started {
-                    self.tap(ch);
+                    self.started(ch);
                     self.events.schedule(done, Event::TxDone(ch as u32));
                 }
             }
@@ -354,7 +354,18 @@ impl Simulation {
         }
     }
 
-    /// A frame has just started onto the wire of channel `ch`: show it to the captures.
+    /// A frame has just started onto the wire of channel `ch`: the queue's ECN mark goes
+    /// into its IP header (RFC 3168 §5: CE), and the captures see it.
+    fn started(&mut self, ch: usize) {
+        if self.channels[ch].in_service_marked() {
+            if let Some(packet) = self.channels[ch].in_service() {
+                self.packets.get_mut(packet.id).segment.ce = true;
+            }
+        }
+        self.tap(ch);
+    }
+
+    /// Shows the frame that has just started onto the wire of channel `ch` to the captures.
     fn tap(&mut self, ch: usize) {
         if !self.taps.any() {
             return;

@@ -68,7 +68,7 @@ IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
 # length.
 MEDIA_HEADER_BYTES = HEADER.size
 # Sysctls of a namespace, which a PEP's two sides therefore share on the emu backend.
-PEP_NAMESPACE_TCP_FIELDS = ("window_scaling", "sack", "timestamps")
+PEP_NAMESPACE_TCP_FIELDS = ("window_scaling", "sack", "timestamps", "ecn")
 # The plan fields the emu backend reads; any other is refused there, so that a field added
 # to the plan later is never silently ignored by the real-kernel runs.
 EMU_PLAN_FIELDS = frozenset(
@@ -112,6 +112,7 @@ EMU_TCP_FIELDS = frozenset(
         "rto_form",
         "cubic_variant",
         "gso",
+        "ecn",
     }  # fmt: skip
 )
 TCP_OBJECTS = ("hosts.*.tcp", "peps.*.client_side", "peps.*.server_side")
@@ -288,13 +289,9 @@ REGISTRY: tuple[Capability, ...] = (
     ),
     only(
         "links.*.*.aqm",
-        ("sim",),
-        {
-            "model": "the model's bounds assume a drop-tail queue; run an AQM (queue.kind ="
-            " {value[kind]!r}) on the sim backend",
-            "emu": "the emulator's hop queue is drop-tail; run an AQM (queue.kind ="
-            " {value[kind]!r}) on the sim backend",
-        },
+        ("sim", "emu"),
+        "the model's bounds assume a drop-tail queue; run an AQM (queue.kind ="
+        " {value[kind]!r}) on the sim or emu backend",
     ),
     only(
         "links.*.forward.atm",

@@ -102,6 +102,10 @@ def check_machine(plan: Mapping[str, Any]) -> None:
         _check(shutil.which("iperf3") is not None, "app.tool", IPERF3_MISSING)
 
 
+# net.ipv4.tcp_ecn (ip-sysctl.rst): 0 off, 1 request and accept, 2 accept only.
+TCP_ECN = {"off": "0", "on": "1", "passive": "2"}
+
+
 def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
     """Sysctls of one host's namespace and options of its route to the other host."""
     # Buffers are set per socket (which also turns autotuning off); tcp_rmem/tcp_wmem are
@@ -114,6 +118,8 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
         # Off by default in the spec, as in the simulator and the model: then a 1460-byte
         # MSS carries 1460 bytes per segment, not 1448.
         "net.ipv4.tcp_timestamps": str(int(tcp.get("timestamps", False))),
+        # RFC 3168 ECN as the plan's mode names Linux's values.
+        "net.ipv4.tcp_ecn": TCP_ECN[str(tcp.get("ecn", "off"))],
         # No ssthresh or RTT carried over from an earlier connection (tcp(7)).
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_rmem": f"4096 {rmem} {max(rmem, 4096)}",

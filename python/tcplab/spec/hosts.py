@@ -114,6 +114,13 @@ class Tcp(StrictModel):
         "its pacing rate at once and, outside recovery, holds data back for up to 1 ms "
         "while the window has room for less (tcp_tso_autosize, tcp_tso_should_defer)",
     )
+    ecn: Literal["off", "on", "passive"] | None = Field(
+        None,
+        description="ECN (RFC 3168), as Linux's net.ipv4.tcp_ecn: on asks for it on"
+        " connections this host opens and accepts it on others, passive only accepts, off"
+        " never; default: the profile's (linux: passive, tcp_ecn = 2, so a connection a"
+        " Linux host opens does not use ECN unless it says on; the Windows profiles: off)",
+    )
     handshake: bool = Field(
         True,
         description="open connections with the three-way handshake; false starts a "

@@ -26,6 +26,12 @@ pub const INITIAL_TTL: u8 = 64;
 
 const TCP_FLAG_SYN: u8 = 0x02;
 const TCP_FLAG_ACK: u8 = 0x10;
+/// RFC 3168 §6.1: ECN-Echo and Congestion Window Reduced.
+const TCP_FLAG_ECE: u8 = 0x40;
+const TCP_FLAG_CWR: u8 = 0x80;
+/// RFC 3168 §5: the ECN field, the low two bits of the old type-of-service octet.
+const ECN_ECT0: u8 = 0b10;
+const ECN_CE: u8 = 0b11;
 
 const OPT_NOP: u8 = 1;
 const OPT_MSS: u8 = 2;
@@ -124,9 +130,14 @@ impl Datagram {
         let total = u16::try_from(total_len).expect("an IPv4 datagram is at most 65535 bytes");
         let mut header = [0u8; IPV4_HEADER_BYTES + TCP_MAX_HEADER_BYTES];
 
-        // RFC 791 §3.1: version 4, IHL 5 words; type of service 0.
+        // RFC 791 §3.1: version 4, IHL 5 words; no DSCP, the ECN field as the queues left it.
         let ip = &mut header[..IPV4_HEADER_BYTES];
         ip[0] = 0x45;
+        ip[1] = match (seg.ect, seg.ce) {
+            (_, true) => ECN_CE,
+            (true, false) => ECN_ECT0,
+            (false, false) => 0,
+        };
         ip[2..4].copy_from_slice(&total.to_be_bytes());
         // Identification stays 0: with DF set the datagram is atomic, and RFC 6864 §4.1
         // gives its ID no meaning. Flags: DF (0x4000), as TCP with path MTU discovery sets.
@@ -156,6 +167,12 @@ impl Datagram {
         }
         if seg.has_ack {
             flags |= TCP_FLAG_ACK;
+        }
+        if seg.ece {
+            flags |= TCP_FLAG_ECE;
+        }
+        if seg.cwr {
+            flags |= TCP_FLAG_CWR;
         }
         let tcp = &mut header[IPV4_HEADER_BYTES..header_len];
         tcp[0..2].copy_from_slice(&src.port.to_be_bytes());

@@ -6,6 +6,7 @@
 //! so wrap-around and PAWS are outside the model; the SYN occupies no sequence space here.
 
 pub mod cc;
+mod ecn;
 pub mod hystart;
 pub mod hystart_linux;
 mod ranges;
@@ -15,6 +16,7 @@ pub mod sack;
 mod segment;
 mod sender;
 
+pub use ecn::EcnMode;
 pub use receiver::{Receiver, ReceiverConfig};
 pub use rto::{RtoEstimator, RtoForm};
 pub use segment::{Segment, Timestamps, TIMESTAMPS_OPTION_BYTES};

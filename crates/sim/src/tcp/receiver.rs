@@ -4,9 +4,10 @@
 
 use std::collections::VecDeque;
 
+use super::ecn::EcnEcho;
 use super::ranges::RangeSet;
 use super::segment::{MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS, TIMESTAMPS_OPTION_BYTES};
-use super::{timestamp_clock, window_shift_for, Segment, Timestamps};
+use super::{timestamp_clock, window_shift_for, EcnMode, Segment, Timestamps};
 use crate::engine::Nanos;
 
 /// RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second segment.
@@ -33,6 +34,8 @@ pub struct ReceiverConfig {
     /// to the buffer; while it grows, every segment is acknowledged at once. None offers
     /// the whole buffer from the start.
     pub initial_rwnd: Option<u64>,
+    /// ECN (RFC 3168): accepted when the SYN asks for it and this allows it.
+    pub ecn: EcnMode,
 }
 
 /// Linux `tcp_event_data_recv`: segments shorter than this do not grow the window.
@@ -87,6 +90,7 @@ pub struct Receiver {
     quickacks: u64,
     /// The largest window that may be offered now (Linux `rcv_ssthresh`).
     rcv_ssthresh: u64,
+    ecn: EcnEcho,
     pub stats: ReceiverStats,
 }
 
@@ -111,6 +115,7 @@ impl Receiver {
             segments_since_ack: 0,
             quickacks: 0,
             rcv_ssthresh: cfg.rcvbuf,
+            ecn: EcnEcho::default(),
             stats: ReceiverStats::default(),
             cfg,
         }
@@ -172,6 +177,7 @@ impl Receiver {
                 self.ts_recent = ts.val;
             }
         }
+        let echo_now = self.ecn.on_data(seg.cwr, seg.ce);
         let window_end = self.rcv_nxt + self.advertised_window();
         let end = seg.end().min(window_end);
         if end > self.rcv_nxt {
@@ -197,6 +203,10 @@ impl Receiver {
                 self.schedule_ack(now);
             }
         }
+        if echo_now {
+            // Linux `tcp_ecn_check_ce`: the first CE is echoed at once.
+            self.ack_due = AckDue::Now;
+        }
     }
 
     fn on_syn(&mut self, seg: &Segment) {
@@ -206,6 +216,8 @@ impl Receiver {
             self.rcv_wscale = window_shift_for(self.cfg.rcvbuf);
         }
         self.sack = self.cfg.sack && seg.sack_permitted;
+        // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR.
+        self.ecn.enabled = self.cfg.ecn.accepts() && seg.ece && seg.cwr;
         if let Some(mss) = seg.mss_option {
             self.peer_mss = self.peer_mss.min(u64::from(mss));
         }
@@ -373,6 +385,8 @@ impl Receiver {
                 mss_option: Some(self.cfg.mss as u16),
                 wscale_option: self.offer_wscale.then_some(self.rcv_wscale),
                 sack_permitted: self.sack,
+                // §6.1.1: the ECN-setup SYN-ACK carries ECE without CWR.
+                ece: self.ecn.enabled,
                 ..Segment::default()
             }
         } else {
@@ -381,6 +395,7 @@ impl Receiver {
                 .rcv_adv
                 .max(self.rcv_nxt + (u64::from(field) << self.rcv_wscale));
             let mut ack = Segment::pure_ack(self.rcv_nxt, field);
+            ack.ece = self.ecn.ece();
             if self.sack {
                 self.attach_sack_blocks(&mut ack);
             }
@@ -429,6 +444,7 @@ mod tests {
             delack_timeout_ns: 200 * MS,
             quickack: false,
             initial_rwnd: None,
+            ecn: EcnMode::Off,
         })
     }
 

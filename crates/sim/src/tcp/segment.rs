@@ -37,6 +37,14 @@ pub struct Segment {
     pub timestamps: Option<Timestamps>,
     /// Sender bookkeeping: this payload was sent before.
     pub retransmission: bool,
+    /// ECN-Echo and Congestion Window Reduced flags (RFC 3168 §6.1); on a SYN both
+    /// request ECN, on a SYN-ACK ECE alone accepts it (§6.1.1).
+    pub ece: bool,
+    pub cwr: bool,
+    /// The ECN field of the IP header the segment travels in (RFC 3168 §5): ECN-capable
+    /// transport (ECT(0)), and Congestion Experienced once a queue has marked it.
+    pub ect: bool,
+    pub ce: bool,
 }
 
 impl Segment {

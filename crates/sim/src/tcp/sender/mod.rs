@@ -3,6 +3,7 @@
 //! `recovery`) fast retransmit and NewReno fast recovery, and (in `persist`) the persist
 //! timer that probes a closed window.
 
+mod ecn;
 mod persist;
 mod prr;
 mod rack;
@@ -94,6 +95,8 @@ pub struct SenderConfig {
     pub loss_recovery: LossRecovery,
     /// Linux's GSO buffers and their deferral (`tso.rs`) for a sender that does not pace.
     pub gso: bool,
+    /// ECN (RFC 3168): requested on our SYN when this asks for it.
+    pub ecn: super::EcnMode,
 }
 
 /// What keeps the sender from sending more right now.
@@ -117,6 +120,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Zero-window probes sent by the persist timer (Linux's TCPWinProbe).
     pub persist_probes: u64,
+    /// Window reductions for ECN-Echo (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
 }
 
 /// A first transmission whose ACK may give an RTT sample and a delivery-rate sample
@@ -218,6 +223,12 @@ pub struct Sender {
     probe_timer: Option<Nanos>,
     probe: Option<Probe>,
     consecutive_timeouts: u32,
+    /// ECN negotiated (our SYN asked, the SYN-ACK agreed: RFC 3168 §6.1.1); CWR owed on
+    /// the next new data; and, outside RACK's congestion states, the `snd_max` before
+    /// which no further ECE reduces the window (one reduction per window, §6.1.2).
+    ecn_ok: bool,
+    cwr_pending: bool,
+    ece_window_end: u64,
     pub stats: SenderStats,
 }
 
@@ -290,6 +301,9 @@ impl Sender {
             probe_timer: None,
             probe: None,
             consecutive_timeouts: 0,
+            ecn_ok: false,
+            cwr_pending: false,
+            ece_window_end: 0,
             stats: SenderStats::default(),
             cfg,
         }
@@ -311,6 +325,9 @@ impl Sender {
                 .then(|| window_shift_for(self.cfg.rcvbuf)),
             sack_permitted: self.cfg.sack,
             retransmission: self.syn_retransmitted,
+            // RFC 3168 §6.1.1: an ECN-setup SYN.
+            ece: self.cfg.ecn.requests(),
+            cwr: self.cfg.ecn.requests(),
             ..Segment::default()
         }
     }
@@ -385,6 +402,9 @@ impl Sender {
         let retransmission = seq < self.snd_max;
         let mut seg = self.data_segment(now, seq, len);
         seg.retransmission = retransmission;
+        if self.ecn_ok && !retransmission {
+            self.mark_ecn(&mut seg);
+        }
         out.push(seg);
         self.stats.segments_sent += 1;
         self.last_sent_at = now;
@@ -669,6 +689,8 @@ impl Sender {
             self.snd_wscale = shift.min(14);
         }
         self.sack_ok = self.cfg.sack && seg.sack_permitted;
+        // RFC 3168 §6.1.1: the SYN-ACK agrees with ECE and without CWR.
+        self.ecn_ok = self.cfg.ecn.requests() && seg.ece && !seg.cwr;
         if let (true, Some(ts)) = (self.cfg.timestamps, seg.timestamps) {
             // RFC 6691 §2: options count against the MSS, so each segment carries 12 bytes
             // less payload (1448 on a 1500-byte MTU, as Linux sends).
@@ -701,6 +723,7 @@ impl Sender {
         }
         if self.sack_ok {
             self.on_ack_with_sack(now, seg, out);
+            self.on_ece(now, seg);
             self.apply_rate_sample(now);
             return;
         }
@@ -720,6 +743,7 @@ impl Sender {
         } else if self.is_duplicate_ack(seg, window_changed) {
             self.on_duplicate_ack(now, out);
         }
+        self.on_ece(now, seg);
         self.apply_rate_sample(now);
     }
 
@@ -886,6 +910,7 @@ impl Sender {
         // undo the W_max that the reduction records, not be undone by it.
         let state = self.cc_state(now);
         self.ssthresh = self.cc.ssthresh_after_loss(&state);
+        self.note_reduction();
         self.cc.on_timeout(&state);
         self.in_recovery = false;
         // RFC 6582 §3.2 step 1 heuristics: no fast retransmit for data sent before the timeout.

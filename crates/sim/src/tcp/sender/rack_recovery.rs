@@ -104,7 +104,11 @@ impl Sender {
             if self.rtx.lost_bytes() > 0 {
                 self.enter_rack_recovery(now);
             } else if self.ca_state != CaState::Cwr {
-                self.ca_state = self.open_or_disorder();
+                if self.ecn_ok && seg.ece && !self.cc.sets_cwnd_itself() {
+                    self.enter_cwr(now);
+                } else {
+                    self.ca_state = self.open_or_disorder();
+                }
             }
         }
         match self.ca_state {
@@ -180,6 +184,17 @@ impl Sender {
         self.reduce_ssthresh(&state);
         self.prr = Prr::start(self.segments(self.cwnd));
         self.probe = None;
+        self.note_reduction();
+    }
+
+    /// Linux `tcp_enter_cwr` for an ACK with ECE (RFC 3168 §6.1.2): a reduction that PRR
+    /// carries out over the next round trip, with no retransmission, until `high_seq` is
+    /// acknowledged.
+    fn enter_cwr(&mut self, now: Nanos) {
+        self.stats.ecn_reductions += 1;
+        self.start_cwnd_reduction(now);
+        self.ca_state = CaState::Cwr;
+        self.high_seq = self.snd_max;
     }
 
     /// ssthresh from the algorithm (`icsk_ca_ops->ssthresh`). One that sets cwnd itself
@@ -357,6 +372,7 @@ impl Sender {
         };
         if !reduced_already {
             self.reduce_ssthresh(&state);
+            self.note_reduction();
         }
         self.cc.on_timeout(&state);
         self.consecutive_timeouts += 1;

@@ -28,10 +28,12 @@ impl Sender {
         self.stats.fast_retransmits += 1;
         if self.recovery == Recovery::Tahoe {
             self.ssthresh = self.cc.ssthresh_after_loss(&self.cc_state(now));
+            self.note_reduction();
             self.go_back_n(now, out);
             return;
         }
         self.ssthresh = self.cc.ssthresh_after_loss(&self.cc_state(now));
+        self.note_reduction();
         self.recover = Some(self.snd_max);
         self.in_recovery = true;
         self.partial_ack_seen = false;

@@ -56,6 +56,7 @@ impl Sender {
         self.stats.fast_retransmits += 1;
         self.recover = Some(self.snd_max); // (4.1) RecoveryPoint = HighData
         self.ssthresh = self.cc.ssthresh_after_loss(&self.cc_state(now));
+        self.note_reduction();
         self.cwnd = self.ssthresh; // (4.2)
         self.in_recovery = true;
         // (4.3): resend the first segment presumed dropped, whatever pipe says.

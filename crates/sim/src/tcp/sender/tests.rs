@@ -27,6 +27,7 @@ fn config() -> SenderConfig {
         cwnd_validation: true,
         loss_recovery: LossRecovery::Classic,
         gso: false,
+        ecn: crate::tcp::EcnMode::Off,
     }
 }
 
@@ -127,6 +128,7 @@ fn opening_without_a_handshake_negotiates_as_the_syns_would_and_measures_nothing
         delack_timeout_ns: 0,
         quickack: false,
         initial_rwnd: None,
+        ecn: crate::tcp::EcnMode::Off,
     });
     r.on_segment(0, &s.syn(0));
     let syn_ack = r.hand_over_syn_ack(0);

@@ -1,0 +1,111 @@
+//! What the emulator's queues read in an IPv4 header: the flow (FQ-CoDel's 5-tuple) and
+//! the ECN field, which an AQM sets to Congestion Experienced (RFC 3168 §5) by rewriting
+//! the header in place with its checksum updated (RFC 1624).
+
+use tcplab_sim::net::aqm::Arrival;
+
+const PROTOCOL_TCP: u8 = 6;
+const PROTOCOL_UDP: u8 = 17;
+/// RFC 3168 §5: the ECN field, the low two bits of the second byte.
+const ECN_MASK: u8 = 0b11;
+const ECN_CE: u8 = 0b11;
+
+/// The flow and ECN capability of an IP packet; what is not IPv4 (or is too short to be)
+/// is one flow, not ECN-capable.
+pub fn classify(packet: &[u8]) -> Arrival {
+    if packet.len() < 20 || packet[0] >> 4 != 4 {
+        return Arrival::default();
+    }
+    let header = usize::from(packet[0] & 0x0f) * 4;
+    let protocol = packet[9];
+    // FNV-1a over source, destination, protocol and, for TCP and UDP, the two ports.
+    let mut key = [0u8; 13];
+    key[..8].copy_from_slice(&packet[12..20]);
+    key[8] = protocol;
+    let mut len = 9;
+    if matches!(protocol, PROTOCOL_TCP | PROTOCOL_UDP) && packet.len() >= header + 4 {
+        key[9..].copy_from_slice(&packet[header..header + 4]);
+        len = 13;
+    }
+    let flow = key[..len].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    Arrival {
+        flow,
+        ect: matches!(packet[1] & ECN_MASK, 0b01 | 0b10),
+    }
+}
+
+/// Marks an IPv4 packet Congestion Experienced, updating the header checksum.
+pub fn mark_ce(packet: &mut [u8]) {
+    if packet.len() < 20 || packet[0] >> 4 != 4 {
+        return;
+    }
+    let old = u16::from_be_bytes([packet[0], packet[1]]);
+    packet[1] |= ECN_CE;
+    let new = u16::from_be_bytes([packet[0], packet[1]]);
+    // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m').
+    let checksum = u16::from_be_bytes([packet[10], packet[11]]);
+    let mut sum = u32::from(!checksum) + u32::from(!old) + u32::from(new);
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    packet[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 40-byte IPv4/TCP packet with the given ECN field and a correct header checksum.
+    fn packet(ecn: u8, sport: u16) -> Vec<u8> {
+        let mut p = vec![0u8; 40];
+        p[0] = 0x45;
+        p[1] = ecn;
+        p[2..4].copy_from_slice(&40u16.to_be_bytes());
+        p[8] = 64;
+        p[9] = PROTOCOL_TCP;
+        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        p[16..20].copy_from_slice(&[10, 0, 0, 2]);
+        p[20..22].copy_from_slice(&sport.to_be_bytes());
+        p[22..24].copy_from_slice(&5001u16.to_be_bytes());
+        let sum = header_sum(&p);
+        p[10..12].copy_from_slice(&(!sum).to_be_bytes());
+        p
+    }
+
+    /// The ones' complement sum of the header's 16-bit words.
+    fn header_sum(p: &[u8]) -> u16 {
+        let mut sum: u32 = p[..20]
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum as u16
+    }
+
+    #[test]
+    fn marking_sets_ce_and_keeps_the_checksum_valid() {
+        let mut p = packet(0b10, 40000);
+        mark_ce(&mut p);
+        assert_eq!(p[1] & ECN_MASK, ECN_CE);
+        // A valid header sums to 0xffff (RFC 791 §3.1).
+        assert_eq!(header_sum(&p), 0xffff);
+    }
+
+    #[test]
+    fn ect_and_flows_come_from_the_header() {
+        assert!(classify(&packet(0b10, 1)).ect);
+        assert!(classify(&packet(0b01, 1)).ect);
+        assert!(!classify(&packet(0b00, 1)).ect);
+        assert!(!classify(&packet(0b11, 1)).ect);
+        // Another source port is another flow; the same 5-tuple the same flow.
+        assert_ne!(classify(&packet(0, 1)).flow, classify(&packet(0, 2)).flow);
+        assert_eq!(
+            classify(&packet(0b10, 1)).flow,
+            classify(&packet(0, 1)).flow
+        );
+    }
+}
