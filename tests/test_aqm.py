@@ -135,6 +135,17 @@ def test_fq_codel_holds_the_queue_where_drop_tail_fills_the_buffer() -> None:
         bulk = trace[(trace["flow"] == 0) & (trace["t_s"] >= 3.0)]
         srtt[kind] = float(bulk["srtt_s"].median())
     rr = {kind: r.summary["rr"] for kind, r in results.items()}
+    # The bottleneck's queue per interval (the result's `queue` part), from 3 s on.
+    queue = {}
+    for kind, result in results.items():
+        q = result.queue_frame()
+        queue[kind] = q[(q["link"] == 1) & (q["direction"] == "forward") & (q["t_s"] > 3.0)]
+    # FQ-CoDel: packets wait a few ms on average in every interval, never near 20 ms.
+    assert queue["fq_codel"]["sojourn_mean_s"].max() < 0.005, queue["fq_codel"]
+    assert queue["fq_codel"]["sojourn_max_s"].max() < 0.020, queue["fq_codel"]
+    # Drop-tail: the queue grows towards the buffer, and the wait with it.
+    assert queue["droptail"]["packets_max"].max() > 400, queue["droptail"]
+    assert queue["droptail"]["sojourn_mean_s"].max() > 0.4, queue["droptail"]
     # FQ-CoDel: the bulk flow's queueing delay (srtt over the bare round trip) near 5 ms.
     assert srtt["fq_codel"] - BASE_RTT_S < 0.010, srtt
     # Its transactions take the round trip and a few serializations, not the queue.

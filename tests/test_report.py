@@ -34,7 +34,8 @@ def images(html: str) -> list[bytes]:
     ]
 
 
-PLOTS = ["goodput", "sender", "windows", "time-sequence"]
+# The link's queue builds up too, so its plot follows (docs/models/aqm.md).
+PLOTS = ["goodput", "sender", "windows", "time-sequence", "queue"]
 
 
 def test_report_is_self_contained_with_scenario_summary_and_its_plots(tmp_path: Path) -> None:

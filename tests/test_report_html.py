@@ -87,7 +87,8 @@ def test_run_report_renders_in_chromium(tmp_path: Path) -> None:
     result = tcplab.run({"name": "one-run", "duration": "3s", "links": [link]})
     path = write_report(result, tmp_path / "run-report.html")
     assert_self_contained(path.read_text())
-    assert len(assert_renders(path, "run-report", tmp_path)) == 4
+    # Goodput, sender, windows, time-sequence and the link's queue.
+    assert len(assert_renders(path, "run-report", tmp_path)) == 5
     # Its widest tables (flows, links: a dozen columns each) wrap to the page.
     assert wide_tables(path, tmp_path) == []
 

@@ -25,11 +25,12 @@ if TYPE_CHECKING:
 
 RESULT_PARTS = ("summary", "flows", "hosts", "links", "media", "series", "trace", "messages")
 # Parts only some runs have, absent from other results' JSON: ATM links' ports and queues
-# (docs/models/atm.md), ABR VCs' allowed cell rates (docs/models/abr.md) and the
-# connections of flows a PEP splits (docs/models/pep.md).
-OPTIONAL_PARTS = ("atm_ports", "atm_queue", "abr_acr", "segments")
+# (docs/models/atm.md), ABR VCs' allowed cell rates (docs/models/abr.md), the
+# connections of flows a PEP splits (docs/models/pep.md) and the link directions' queues
+# per interval (docs/models/aqm.md; the sim backend's).
+OPTIONAL_PARTS = ("atm_ports", "atm_queue", "abr_acr", "segments", "queue")
 # The long parts: Columns (tcplab.columns), which hold the simulator's buffers as they came.
-COLUMN_PARTS = ("series", "trace", "atm_queue", "abr_acr")
+COLUMN_PARTS = ("series", "trace", "atm_queue", "abr_acr", "queue")
 RESULT_FILE = "result.json"
 # A saved result keeps each long part in a Parquet file of its own beside result.json.
 COLUMNS_SUFFIX = ".parquet"
@@ -47,8 +48,13 @@ class RunResult:
     `segments` has a row per TCP connection of each flow a PEP splits (docs/models/pep.md);
     it is empty without PEPs, and then left out of the JSON.
 
-    `series`, `trace`, `atm_queue` and `abr_acr` are `tcplab.columns.Columns`: mappings from
-    column name to a list, built on access, with `to_arrow()` and `to_pandas()` for long ones.
+    `queue` has a row per link direction and interval: its occupancy (mean and peak IP
+    bytes, peak packets) and the sojourn times of the packets that left it (mean and
+    longest, and how many); empty where the backend does not measure queues.
+
+    `series`, `trace`, `atm_queue`, `abr_acr` and `queue` are `tcplab.columns.Columns`:
+    mappings from column name to a list, built on access, with `to_arrow()` and `to_pandas()`
+    for long ones.
 
     `captures` maps each packet capture's name to its pcap file's bytes ("links.0"; with
     repetitions, "links.0.rep0", "links.0.rep1", ...). They are not part of the JSON;
@@ -68,6 +74,7 @@ class RunResult:
     atm_ports: list[dict[str, Any]] = field(default_factory=list)
     atm_queue: Columns = field(default_factory=Columns)
     abr_acr: Columns = field(default_factory=Columns)
+    queue: Columns = field(default_factory=Columns)
     runs: list[RunResult] = field(default_factory=list)
     segments: list[dict[str, Any]] = field(default_factory=list)
     captures: dict[str, bytes] = field(default_factory=dict, repr=False)
@@ -118,6 +125,9 @@ class RunResult:
             else Columns(),
             abr_acr=Columns.stack([run.abr_acr for run in runs])
             if any(run.abr_acr for run in runs)
+            else Columns(),
+            queue=Columns.stack([run.queue for run in runs])
+            if any(run.queue for run in runs)
             else Columns(),
             runs=list(runs),
             segments=_stack_rows([run.segments for run in runs]),
@@ -286,6 +296,10 @@ class RunResult:
     def atm_ports_frame(self) -> pd.DataFrame:
         """One row per ATM output port: cells sent, discarded (full, EPD, PPD), lost."""
         return _frame(self.atm_ports)
+
+    def queue_frame(self) -> pd.DataFrame:
+        """Each link direction's queue per interval (docs/models/aqm.md)."""
+        return self.queue.to_pandas()
 
     def atm_queue_frame(self) -> pd.DataFrame:
         """Cells waiting at each ATM output port, every trace interval."""

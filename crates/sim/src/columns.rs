@@ -17,6 +17,9 @@ pub const BUDGET_BYTES: u64 = 1 << 30;
 const TRACE_ROW_BYTES: u64 = 4 + 4 + 8 + 4 + 4 + 8 + 4 + 4 + 8 + 4;
 const PORT_ROW_BYTES: u64 = 8 + 8 + 1 + 8;
 const SERIES_ROW_BYTES: u64 = 8 + 8;
+/// A queue row (metrics/queue.rs): time, link, direction, seven figures; the meter keeps
+/// about as much per interval while the run lasts.
+const QUEUE_ROW_BYTES: u64 = 8 + 8 + 1 + 6 * 8;
 /// A media message: its size and send time (u64), its arrival time (Option<u64>).
 const MESSAGE_ROW_BYTES: u64 = 8 + 8 + 16;
 
@@ -161,10 +164,13 @@ pub fn estimate_bytes(plan: &Plan) -> (u64, &'static str) {
     let traced = samples.saturating_mul(
         connections.saturating_mul(TRACE_ROW_BYTES) + (ports + vcs) * PORT_ROW_BYTES,
     );
+    // Every direction with a serializer of its own measures its queue (ATM and wlan
+    // directions are counted too: a bound, not an exact count).
+    let directions = 2 * plan.links.len() as u64;
     let series = plan
         .duration_ns
         .div_ceil(plan.interval_ns)
-        .saturating_mul(SERIES_ROW_BYTES);
+        .saturating_mul(SERIES_ROW_BYTES + 2 * directions * QUEUE_ROW_BYTES);
     // Every message a media stream sends is kept (its size, send and arrival times).
     let messages = plan
         .flows

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::columns::{direction_labels, Column, Table, Values};
 use crate::media::StreamResult;
-use crate::metrics::{LatencySummary, LimitShares, SeriesOut, Trace};
+use crate::metrics::{LatencySummary, LimitShares, QueueSeries, SeriesOut, Trace};
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RunResult {
@@ -29,6 +29,10 @@ pub struct RunResult {
     /// Each ABR VC's allowed cell rate; absent without ABR VCs.
     #[serde(skip_serializing_if = "AbrAcrSeries::is_empty")]
     pub abr_acr: AbrAcrSeries,
+    /// Each link direction's queue per interval (metrics/queue.rs); absent when no
+    /// direction has a serializer of its own (all wlan or ATM).
+    #[serde(skip_serializing_if = "QueueSeries::is_empty")]
+    pub queue: QueueSeries,
     /// The packet captures the plan asked for; not part of the JSON.
     #[serde(skip)]
     pub captures: Vec<Capture>,
@@ -77,6 +81,9 @@ impl RunResult {
         }
         if !self.abr_acr.is_empty() {
             tables.push(std::mem::take(&mut self.abr_acr).table());
+        }
+        if !self.queue.is_empty() {
+            tables.push(std::mem::take(&mut self.queue).table());
         }
         tables
     }

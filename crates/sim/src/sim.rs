@@ -118,7 +118,12 @@ impl Simulation {
         for (i, link) in plan.links.iter().enumerate() {
             for (dir, ch) in [("forward", &link.forward), ("reverse", &link.reverse)] {
                 let stream = |what| RngStream::new(plan.seed, &format!("links.{i}.{dir}.{what}"));
-                channels.push(Channel::new(ch, stream("errors"), stream("queue")));
+                channels.push(Channel::new(
+                    ch,
+                    stream("errors"),
+                    stream("queue"),
+                    plan.interval_ns,
+                ));
             }
         }
         let (flows, relays) = pep::connections(&plan);

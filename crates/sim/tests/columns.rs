@@ -40,17 +40,37 @@ fn columns_hold_what_the_json_holds() {
     assert_eq!(rows["summary"], json["summary"]);
     assert!(rows.get("trace").is_none() && rows.get("series").is_none());
     let names: Vec<_> = tables.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["series", "trace"]);
+    assert_eq!(names, ["series", "trace", "queue"]);
     for table in &tables {
         for column in &table.columns {
-            let expected = numbers(&json[table.name][column.name]);
+            let json_column = &json[table.name][column.name];
             let got: Vec<f64> = match &column.values {
                 Values::F64(v) => v.clone(),
                 Values::U64(v) => v.iter().map(|&x| x as f64).collect(),
                 Values::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-                Values::Labels { .. } => unreachable!("no labels in series or trace"),
+                Values::Labels { codes, labels } => {
+                    let names: Vec<&str> = codes.iter().map(|&c| labels[usize::from(c)]).collect();
+                    let expected: Vec<&str> = json_column
+                        .as_array()
+                        .expect("a column is an array")
+                        .iter()
+                        .map(|v| v.as_str().expect("a label"))
+                        .collect();
+                    assert_eq!(names, expected, "{}.{}", table.name, column.name);
+                    continue;
+                }
             };
-            assert_eq!(got, expected, "{}.{}", table.name, column.name);
+            // serde_json parses decimals to within one unit in the last place.
+            let expected = numbers(json_column);
+            assert_eq!(got.len(), expected.len(), "{}.{}", table.name, column.name);
+            for (g, e) in got.iter().zip(&expected) {
+                assert!(
+                    (g - e).abs() <= e.abs() * 1e-15,
+                    "{}.{}: {g} vs {e}",
+                    table.name,
+                    column.name
+                );
+            }
         }
     }
     // 500 samples of one flow.
@@ -59,13 +79,14 @@ fn columns_hold_what_the_json_holds() {
 
 #[test]
 fn a_trace_beyond_the_budget_is_refused_naming_its_interval() {
-    // One flow sampled every microsecond for an hour: 3.6e9 samples of 52 bytes.
+    // One flow sampled every microsecond for an hour: 3.6e9 samples of 52 bytes (and a
+    // second's queue rows of each link direction).
     let err = tcplab_sim::run_json(&plan(3_600_000_000_000, 1_000))
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("trace_interval_ns: "), "{err}");
     assert!(err.contains("raise trace_interval"), "{err}");
-    assert!(err.contains("178527.9 MiB"), "{err}");
+    assert!(err.contains("178528.8 MiB"), "{err}");
     assert!(
         err.contains(&format!("{} MiB budget", BUDGET_BYTES >> 20)),
         "{err}"

@@ -626,6 +626,36 @@ def throughput_delay(frame: pd.DataFrame, *, title: str | None = None) -> Figure
     return figure
 
 
+def queue_trace(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Each link direction's queue per interval, as steps: mean occupancy (bytes) and the
+    mean sojourn time of the packets that left it, side by side. `frame` is the result's
+    `queue` part; directions that never queued are left out."""
+    _require(frame, "t_s", "link", "direction", "bytes_mean", "bytes_max", "sojourn_mean_s")
+    active = frame.groupby(["link", "direction"], observed=True)["bytes_max"].transform("max") > 0
+    frame = frame[active]
+    size = scale("size", frame["bytes_mean"])
+    time = scale("time", frame["sojourn_mean_s"])
+    figure = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
+    bytes_axes, sojourn_axes = figure.subplots(1, 2)
+    for (link, direction), group in frame.groupby(["link", "direction"], observed=True):
+        group = group.sort_values("t_s")
+        edges = [0.0, *group["t_s"]]
+        label = f"link {link} {direction}"
+        bytes_axes.stairs(group["bytes_mean"] / size.factor, edges, label=label)
+        sojourn_axes.stairs(group["sojourn_mean_s"] / time.factor, edges, label=label)
+    bytes_axes.set_ylabel(size.label("queue (mean)"))
+    sojourn_axes.set_ylabel(time.label("sojourn time (mean)"))
+    for axes in (bytes_axes, sojourn_axes):
+        axes.set_xlabel("time (s)")
+        axes.set_ylim(bottom=0)
+    handles, labels = bytes_axes.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize="small")
+    if title:
+        figure.suptitle(title)
+    return figure
+
+
 def delay_cdf(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
     """The cumulative distribution of each stream's one-way delay: `frame` has `stream` and
     `delay_s` (NaN for a message that never arrived, which keeps its curve below 1)."""

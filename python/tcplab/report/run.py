@@ -76,6 +76,11 @@ def report_figures(result: RunResult) -> dict[str, Figure | None]:
         figures["throughput-delay"] = plots.throughput_delay(result.flows_frame())
     if result.messages.get("delay_s"):
         figures["delay-cdf"] = plots.delay_cdf(result.messages_frame())
+    queue = result.queue_frame() if result.queue else None
+    if queue is not None and "repetition" in queue:
+        queue = queue[queue["repetition"] == 0]
+    if queue is not None and not queue.empty and queue["bytes_max"].max() > 0:
+        figures["queue"] = plots.queue_trace(queue)
     return figures
 
 
@@ -109,6 +114,10 @@ _CAPTIONS = {
     "flow-goodput": ("Goodput of each flow", "each flow's goodput per interval"),
     "throughput-delay": ("Throughput and delay", "each flow's goodput against its srtt"),
     "delay-cdf": ("One-way delay", "distribution of each media stream's one-way delay"),
+    "queue": (
+        "Link queues",
+        "each link direction's mean queue and sojourn time per interval",
+    ),
 }
 
 

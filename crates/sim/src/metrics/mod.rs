@@ -1,11 +1,14 @@
 //! Measurements taken during a run: per-interval delivered bytes, sampled sender state,
-//! the time the sender spent limited by each cause, fairness and transaction latencies.
+//! the time the sender spent limited by each cause, fairness, transaction latencies and
+//! each link direction's queue.
 
 mod fairness;
 mod latency;
+mod queue;
 
 pub use fairness::jain_index;
 pub use latency::LatencySummary;
+pub use queue::{QueueMeter, QueueSeries};
 
 use schemars::JsonSchema;
 use serde::Serialize;

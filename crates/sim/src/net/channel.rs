@@ -7,6 +7,7 @@
 use super::aqm::{Arrival, Discipline};
 use super::{ErrorProcess, Framing, PacketRef, Schedule};
 use crate::engine::{serialization_ns, Nanos, RngStream};
+use crate::metrics::QueueMeter;
 use crate::plan::ChannelPlan;
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -39,11 +40,19 @@ pub struct Channel {
     errors: ErrorProcess,
     schedule: Option<Box<Schedule>>,
     pub stats: ChannelStats,
+    /// The queue per interval, for the result's `queue` series.
+    pub meter: QueueMeter,
 }
 
 impl Channel {
-    /// `rng` draws the error model's losses, `queue_rng` the queue discipline's choices.
-    pub fn new(plan: &ChannelPlan, rng: RngStream, queue_rng: RngStream) -> Self {
+    /// `rng` draws the error model's losses, `queue_rng` the queue discipline's choices;
+    /// the queue is measured per `interval_ns`.
+    pub fn new(
+        plan: &ChannelPlan,
+        rng: RngStream,
+        queue_rng: RngStream,
+        interval_ns: Nanos,
+    ) -> Self {
         Self {
             rate_bps: plan.rate_bps,
             delay_ns: plan.delay_ns,
@@ -54,6 +63,7 @@ impl Channel {
             errors: ErrorProcess::new(plan.error, rng),
             schedule: Schedule::new(plan).map(Box::new),
             stats: ChannelStats::default(),
+            meter: QueueMeter::new(interval_ns),
         }
     }
 
@@ -78,7 +88,11 @@ impl Channel {
         let next = self.queue.dequeue(now, &mut |p| {
             stats.drops_queue += 1;
             dropped(p);
-        })?;
+        });
+        self.meter
+            .level(now, self.queue.bytes(), self.queue.packets());
+        let next = next?;
+        self.meter.departure(now, next.sojourn_ns);
         Some(self.start(now, next.packet, next.ce))
     }
 
@@ -94,13 +108,16 @@ impl Channel {
     ) -> Option<Nanos> {
         let idle = self.in_service.is_none();
         if idle && self.queue.bypassed_when_idle() {
+            self.meter.departure(now, 0);
             return Some(self.start(now, packet, false));
         }
         if let Some(lost) = self.queue.enqueue(now, packet, arrival) {
             self.stats.drops_queue += 1;
             dropped(lost);
         }
-        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue.bytes());
+        let bytes = self.queue.bytes();
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(bytes);
+        self.meter.level(now, bytes, self.queue.packets());
         if idle {
             // An AQM has seen the arrival; the idle line takes what the queue gives now.
             return self.start_next(now, dropped);
@@ -167,7 +184,12 @@ mod tests {
                 min_payload_bytes: 0,
             },
         };
-        Channel::new(&plan, RngStream::new(1, "t"), RngStream::new(1, "q"))
+        Channel::new(
+            &plan,
+            RngStream::new(1, "t"),
+            RngStream::new(1, "q"),
+            1_000_000_000,
+        )
     }
 
     /// An IP datagram carrying `len` bytes of TCP payload behind 40 bytes of headers.

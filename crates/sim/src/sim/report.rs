@@ -1,10 +1,10 @@
 //! The result of a finished run: summary, per-flow, per-host and per-link rows.
 
-use super::Simulation;
+use super::{Carrier, Simulation};
 use crate::atm::AtmNet;
 use crate::engine::Nanos;
 use crate::flow::Flow;
-use crate::metrics::{jain_index, LatencySummary, LimitClock};
+use crate::metrics::{jain_index, LatencySummary, LimitClock, QueueSeries};
 use crate::result::{FlowResult, HostResult, LinkResult, RunResult, SegmentResult, Summary};
 
 fn rate_bps(bytes: u64, span: Nanos) -> f64 {
@@ -170,6 +170,15 @@ impl Simulation {
             .map(|a| a.ports(stop, &self.plan))
             .unwrap_or_default();
         let abr_acr = self.atm.as_mut().map(AtmNet::take_acr).unwrap_or_default();
+        // The queues of the directions with a serializer of their own (wlan and ATM
+        // directions queue elsewhere).
+        let mut queue = QueueSeries::default();
+        for (i, ch) in self.channels.iter_mut().enumerate() {
+            if matches!(self.carriers[i], Carrier::Wire) {
+                let direction = if i % 2 == 0 { "forward" } else { "reverse" };
+                ch.meter.finish(stop, i / 2, direction, &mut queue);
+            }
+        }
         RunResult {
             summary: Summary {
                 goodput_bps,
@@ -210,6 +219,7 @@ impl Simulation {
             atm_ports,
             atm_queue,
             abr_acr,
+            queue,
             captures: self.taps.finish(),
         }
     }
