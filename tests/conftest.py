@@ -37,6 +37,7 @@ _TCP: dict[str, Any] = {
     "handshake": True,
     "loss_recovery": "classic",
     "gso": False,
+    "ecn": "off",
 }
 _DIRECTION: dict[str, Any] = {
     "rate_bps": 2_048_000,

@@ -53,6 +53,7 @@ GEO_DIRECTION = {
     "error": {"kind": "none"},
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
     "atm": None,
+    "aqm": None,
     "schedule": None,
 }
 
