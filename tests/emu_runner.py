@@ -23,6 +23,7 @@ direction = {
     "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
     "atm": None,
     "aqm": None,
+    "schedule": None,
 }
 link = {"forward": direction, "reverse": direction}
 pep = sys.argv[2:] == ["pep"]

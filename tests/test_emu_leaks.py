@@ -142,6 +142,7 @@ def _network() -> EmuNetwork:
         "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
         "atm": None,
         "aqm": None,
+        "schedule": None,
     }
     config = {
         "seed": 1,

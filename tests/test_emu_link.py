@@ -33,6 +33,7 @@ def direction(
         "framing": {"overhead_bytes": 0, "min_payload_bytes": 0},
         "atm": None,
         "aqm": None,
+        "schedule": None,
     }
 
 
