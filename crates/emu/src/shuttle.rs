@@ -157,11 +157,12 @@ impl Shuttle {
                 .min()
                 .unwrap_or(deadline_ns)
                 .min(deadline_ns);
-            if next != armed_ns {
+            // A near deadline is polled for (sys::Epoll::wait_until), not armed.
+            if next != armed_ns && next > now + sys::SPIN_NS {
                 timer.arm_at(next)?;
                 armed_ns = next;
             }
-            for ev in epoll.wait(&mut events)? {
+            for ev in epoll.wait_until(&mut events, next)? {
                 match ev.u64 {
                     TOKEN_STOP => break 'run "stop",
                     TOKEN_CLOCK => {
