@@ -16,9 +16,9 @@
 
 use std::collections::VecDeque;
 
-use tcplab_sim::engine::{serialization_ns, RngStream};
+use tcplab_sim::engine::RngStream;
 use tcplab_sim::net::aqm::{Arrival, Discipline};
-use tcplab_sim::net::{ErrorProcess, Framing, Queued, Schedule};
+use tcplab_sim::net::{Line, Queued};
 use tcplab_sim::plan::ChannelPlan;
 
 /// Counters of one hop in one direction, as the simulator's ChannelStats.
@@ -110,11 +110,8 @@ pub enum Exit {
 }
 
 pub struct Hop {
-    rate_bps: u64,
-    delay_ns: u64,
-    framing: Framing,
-    errors: ErrorProcess,
-    schedule: Option<Schedule>,
+    /// Serialization, propagation and errors, as the simulator's channel runs them.
+    link: Line,
     queue: Discipline<Packet>,
     /// The frame being serialized and when its last bit leaves.
     line: Option<(u64, Packet)>,
@@ -133,16 +130,11 @@ pub struct Sinks<'a, L: FnMut(usize, &HopEvent, u32), O: FnMut(Exit)> {
 impl Hop {
     /// `rng` draws the error model's losses, `queue_rng` the discipline's choices.
     pub fn new(plan: &ChannelPlan, rng: RngStream, queue_rng: RngStream) -> Self {
+        let mut link = Line::new(plan, rng);
+        // Not started: a schedule holds its values of time 0 until `start_clock`.
+        link.start_clock(u64::MAX);
         Self {
-            rate_bps: plan.rate_bps,
-            delay_ns: plan.delay_ns,
-            framing: plan.framing.into(),
-            errors: ErrorProcess::new(plan.error, rng),
-            // Not started: a schedule holds its values of time 0 until `start_clock`.
-            schedule: Schedule::new(plan).map(|mut s| {
-                s.start_at(u64::MAX);
-                s
-            }),
+            link,
             queue: Discipline::new(plan.queue, plan.aqm.as_ref(), plan.rate_bps, queue_rng),
             line: None,
             wire: VecDeque::new(),
@@ -152,9 +144,7 @@ impl Hop {
 
     /// Puts the schedule's time 0, if the hop has one, at `origin_ns`.
     pub fn start_clock(&mut self, origin_ns: u64) {
-        if let Some(schedule) = &mut self.schedule {
-            schedule.start_at(origin_ns);
-        }
+        self.link.start_clock(origin_ns);
     }
 
     /// A packet reaches the hop at `now`.
@@ -183,11 +173,8 @@ impl Hop {
     }
 
     fn start(&mut self, now: u64, packet: Packet) {
-        let wire = self.framing.wire_bytes(u64::from(packet.len));
-        let done = match &mut self.schedule {
-            None => now + serialization_ns(wire, self.rate_bps),
-            Some(schedule) => schedule.finish(now, wire),
-        };
+        let wire = self.link.wire_bytes(u64::from(packet.len));
+        let done = self.link.finish(now, wire);
         self.stats.packets += 1;
         self.stats.wire_bytes += wire;
         self.stats.busy_ns = self.stats.busy_ns.saturating_add(done - now);
@@ -223,27 +210,24 @@ impl Hop {
             .line
             .take()
             .expect("a hop finishes only the frame it started");
-        let wire = self.framing.wire_bytes(u64::from(packet.len));
-        let (reaches_ns, corrupted) = match &mut self.schedule {
-            None => (now + self.delay_ns, self.errors.corrupts(wire)),
-            Some(schedule) => {
-                let (at, model) = schedule.depart(now);
-                (at, self.errors.corrupts_under(model, wire))
+        let wire = self.link.wire_bytes(u64::from(packet.len));
+        match self.link.depart(now, wire) {
+            Some(reaches_ns) => {
+                let fate = Fate::Sent {
+                    departure_ns: now,
+                    reaches_ns,
+                };
+                (sinks.log)(i, &packet.event(fate), packet.len);
+                // A schedule keeps a hop's arrivals in the order frames left
+                // (net/schedule.rs).
+                self.wire.push_back((reaches_ns, packet));
             }
-        };
-        if corrupted {
-            self.stats.drops_error += 1;
-            let fate = Fate::DroppedByError { departure_ns: now };
-            (sinks.log)(i, &packet.event(fate), packet.len);
-            (sinks.out)(Exit::Dropped(packet));
-        } else {
-            let fate = Fate::Sent {
-                departure_ns: now,
-                reaches_ns,
-            };
-            (sinks.log)(i, &packet.event(fate), packet.len);
-            // A schedule keeps a hop's arrivals in the order frames left (net/schedule.rs).
-            self.wire.push_back((reaches_ns, packet));
+            None => {
+                self.stats.drops_error += 1;
+                let fate = Fate::DroppedByError { departure_ns: now };
+                (sinks.log)(i, &packet.event(fate), packet.len);
+                (sinks.out)(Exit::Dropped(packet));
+            }
         }
         self.start_next(i, now, sinks);
     }
@@ -326,6 +310,7 @@ impl Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tcplab_sim::net::ErrorProcess;
     use tcplab_sim::plan::{AqmPlan, ErrorPlan, FramingPlan, QueuePlan};
 
     fn plan(queue: QueuePlan, error: ErrorPlan, aqm: Option<AqmPlan>) -> ChannelPlan {

@@ -504,16 +504,23 @@ def sender_trace(
         srtt_axes.plot(group["t_s"], srtt / srtt_scale.factor, label=label)
     cwnd_axes.set_ylabel(cwnd_scale.label("cwnd"))
     srtt_axes.set_ylabel(srtt_scale.label("srtt"))
-    for axes in (cwnd_axes, srtt_axes):
+    _finish_over_time(figure, (cwnd_axes, srtt_axes), ncols=2, title=title)
+    return figure
+
+
+def _finish_over_time(
+    figure: Figure, panels: Sequence[Axes], *, ncols: int, title: str | None
+) -> None:
+    """Panels over time side by side that draw the same lines: time axes from 0, and one
+    legend under them all."""
+    for axes in panels:
         axes.set_xlabel("time (s)")
         axes.set_ylim(bottom=0)
-    handles, labels = cwnd_axes.get_legend_handles_labels()
+    handles, labels = panels[0].get_legend_handles_labels()
     if handles:
-        # Both panels draw the same lines: one legend under them serves both.
-        figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small")
+        figure.legend(handles, labels, loc="outside lower center", ncols=ncols, fontsize="small")
     if title:
         figure.suptitle(title)
-    return figure
 
 
 # ssthresh before the first loss: "infinite", traced as 2^32 - 1 (not drawn).
@@ -645,14 +652,7 @@ def queue_trace(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
         sojourn_axes.stairs(group["sojourn_mean_s"] / time.factor, edges, label=label)
     bytes_axes.set_ylabel(size.label("queue (mean)"))
     sojourn_axes.set_ylabel(time.label("sojourn time (mean)"))
-    for axes in (bytes_axes, sojourn_axes):
-        axes.set_xlabel("time (s)")
-        axes.set_ylim(bottom=0)
-    handles, labels = bytes_axes.get_legend_handles_labels()
-    if handles:
-        figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize="small")
-    if title:
-        figure.suptitle(title)
+    _finish_over_time(figure, (bytes_axes, sojourn_axes), ncols=4, title=title)
     return figure
 
 

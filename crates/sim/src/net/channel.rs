@@ -1,12 +1,10 @@
-//! One direction of a full-duplex link: a queue (drop-tail or an AQM, net/aqm) feeding a
-//! serializer at `rate`, then `delay` of propagation. A frame occupies the line for
-//! wire_bytes · 8 / rate, and arrives `delay` after its last bit left. A channel with a
-//! schedule asks it instead (net/schedule.rs); one without pays nothing for the
-//! possibility.
+//! One direction of a full-duplex link: a queue (drop-tail or an AQM, net/aqm) feeding the
+//! line (net/line.rs: serialization at `rate`, then `delay` of propagation, or what a
+//! schedule says).
 
 use super::aqm::{Arrival, Discipline};
-use super::{ErrorProcess, Framing, PacketRef, Schedule};
-use crate::engine::{serialization_ns, Nanos, RngStream};
+use super::{Line, PacketRef};
+use crate::engine::{Nanos, RngStream};
 use crate::metrics::QueueMeter;
 use crate::plan::ChannelPlan;
 
@@ -30,15 +28,11 @@ pub struct Departure {
 }
 
 pub struct Channel {
-    rate_bps: u64,
-    delay_ns: Nanos,
-    framing: Framing,
+    line: Line,
     queue: Discipline<PacketRef>,
     in_service: Option<PacketRef>,
     /// The queue marked the frame in service Congestion Experienced.
     in_service_ce: bool,
-    errors: ErrorProcess,
-    schedule: Option<Box<Schedule>>,
     pub stats: ChannelStats,
     /// The queue per interval, for the result's `queue` series.
     pub meter: QueueMeter,
@@ -54,25 +48,18 @@ impl Channel {
         interval_ns: Nanos,
     ) -> Self {
         Self {
-            rate_bps: plan.rate_bps,
-            delay_ns: plan.delay_ns,
-            framing: plan.framing.into(),
+            line: Line::new(plan, rng),
             queue: Discipline::new(plan.queue, plan.aqm.as_ref(), plan.rate_bps, queue_rng),
             in_service: None,
             in_service_ce: false,
-            errors: ErrorProcess::new(plan.error, rng),
-            schedule: Schedule::new(plan).map(Box::new),
             stats: ChannelStats::default(),
             meter: QueueMeter::new(interval_ns),
         }
     }
 
     fn start(&mut self, now: Nanos, packet: PacketRef, ce: bool) -> Nanos {
-        let wire = self.framing.wire_bytes(u64::from(packet.ip_bytes));
-        let done = match &mut self.schedule {
-            None => now + serialization_ns(wire, self.rate_bps),
-            Some(schedule) => schedule.finish(now, wire),
-        };
+        let wire = self.line.wire_bytes(u64::from(packet.ip_bytes));
+        let done = self.line.finish(now, wire);
         self.stats.packets += 1;
         self.stats.wire_bytes += wire;
         self.stats.busy_ns = self.stats.busy_ns.saturating_add(done - now);
@@ -132,19 +119,13 @@ impl Channel {
             .in_service
             .take()
             .expect("a channel finishes only the frame it started");
-        let wire = self.framing.wire_bytes(u64::from(packet.ip_bytes));
-        let (at, corrupted) = match &mut self.schedule {
-            None => (now + self.delay_ns, self.errors.corrupts(wire)),
-            Some(schedule) => {
-                let (at, model) = schedule.depart(now);
-                (at, self.errors.corrupts_under(model, wire))
+        let wire = self.line.wire_bytes(u64::from(packet.ip_bytes));
+        let arrival = match self.line.depart(now, wire) {
+            Some(at) => Ok((packet, at)),
+            None => {
+                self.stats.drops_error += 1;
+                Err(packet)
             }
-        };
-        let arrival = if corrupted {
-            self.stats.drops_error += 1;
-            Err(packet)
-        } else {
-            Ok((packet, at))
         };
         let next_done = self.start_next(now, dropped);
         Departure { arrival, next_done }

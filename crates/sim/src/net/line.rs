@@ -1,0 +1,63 @@
+//! What a link direction does to a frame once its queue lets it go: serialization at
+//! `rate` (wire bytes · 8 / rate, framing included), `delay` of propagation, and the error
+//! model drawn as the frame leaves the line; or, with a schedule, what the schedule says at
+//! the time (net/schedule.rs). The simulator's channel and the emulator's hop both run it.
+
+use super::{ErrorProcess, Framing, Schedule};
+use crate::engine::{serialization_ns, Nanos, RngStream};
+use crate::plan::ChannelPlan;
+
+pub struct Line {
+    rate_bps: u64,
+    delay_ns: Nanos,
+    framing: Framing,
+    errors: ErrorProcess,
+    /// Boxed: a line without a schedule pays only a pointer for the possibility.
+    schedule: Option<Box<Schedule>>,
+}
+
+impl Line {
+    /// `rng` draws the error model's losses (`links.{i}.{dir}.errors`).
+    pub fn new(plan: &ChannelPlan, rng: RngStream) -> Self {
+        Self {
+            rate_bps: plan.rate_bps,
+            delay_ns: plan.delay_ns,
+            framing: plan.framing.into(),
+            errors: ErrorProcess::new(plan.error, rng),
+            schedule: Schedule::new(plan).map(Box::new),
+        }
+    }
+
+    /// Puts the schedule's time 0, if there is one, at `origin` (u64::MAX: not yet, the
+    /// values of time 0 hold).
+    pub fn start_clock(&mut self, origin: Nanos) {
+        if let Some(schedule) = &mut self.schedule {
+            schedule.start_at(origin);
+        }
+    }
+
+    pub fn wire_bytes(&self, ip_bytes: u64) -> u64 {
+        self.framing.wire_bytes(ip_bytes)
+    }
+
+    /// A frame of `wire` bytes starts onto the line at `now`: when its last bit leaves.
+    pub fn finish(&mut self, now: Nanos, wire: u64) -> Nanos {
+        match &mut self.schedule {
+            None => now + serialization_ns(wire, self.rate_bps),
+            Some(schedule) => schedule.finish(now, wire),
+        }
+    }
+
+    /// The frame of `wire` bytes left the line at `now`: when it reaches the far end, or
+    /// None if the error model destroyed it.
+    pub fn depart(&mut self, now: Nanos, wire: u64) -> Option<Nanos> {
+        let (at, corrupted) = match &mut self.schedule {
+            None => (now + self.delay_ns, self.errors.corrupts(wire)),
+            Some(schedule) => {
+                let (at, model) = schedule.depart(now);
+                (at, self.errors.corrupts_under(model, wire))
+            }
+        };
+        (!corrupted).then_some(at)
+    }
+}
