@@ -135,7 +135,7 @@ def test_the_measure_cli_sends_media_streams_and_reports_their_records() -> None
 def test_a_skipping_sender_on_the_real_stack_drops_frames_instead_of_falling_behind() -> None:
     # 2000-byte frames every 10 ms (1.6 Mb/s) into 1 Mb/s: a frame that falls due while the
     # last one is not all in the socket is dropped, so the delay stays near the send
-    # buffer's drain time (16 KiB: about 0.13 s; Linux holds about two thirds of it in data).
+    # buffer's drain time (16 KiB: about 0.13 s; Linux holds somewhat more than SO_SNDBUF).
     video = {"name": "video", "transport": "tcp", "interval": "10ms", "message_size": 2000}
     data = scenario("emu", [{**video, "when_blocked": "skip"}], nagle=False)
     data["links"] = [{"rate": "1Mbps", "delay": "10ms"}]

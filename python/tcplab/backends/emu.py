@@ -149,11 +149,10 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
 def _options(tcp: Mapping[str, Any], receiver: bool) -> dict[str, Any]:
     return {
         "cc": LINUX_CC[tcp["cc"]],
-        # The kernel doubles SO_SNDBUF (socket(7)) into sk_sndbuf, the bound on the bytes
-        # queued for sending; with GSO-sized buffers their overhead is small, so the sender
-        # then holds about `sndbuf` bytes of data, the simulator's meaning (measured:
-        # docs/emu.md). Halved, it is also what autotuning's ceiling tcp_wmem[2] sets.
-        "sndbuf": max(1, int(tcp["sndbuf"]) // 2),
+        # The kernel doubles SO_SNDBUF for its bookkeeping (socket(7)) and frees a buffer's
+        # memory only as whole pages of it are acknowledged, so it holds between `sndbuf`
+        # and twice that of data, not the simulator's exact `sndbuf`: see docs/emu.md.
+        "sndbuf": int(tcp["sndbuf"]),
         # The receive window is set exactly by the clamp below; the buffer (doubled by
         # the kernel to 4 x rcvbuf) is sized so that memory never limits before it.
         "rcvbuf": 2 * int(tcp["rcvbuf"]),
