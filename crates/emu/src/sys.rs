@@ -154,23 +154,9 @@ impl Epoll {
             return self.wait(events);
         }
         loop {
-            let n = unsafe {
-                libc::epoll_wait(
-                    self.0.as_raw_fd(),
-                    events.as_mut_ptr(),
-                    events.len() as i32,
-                    0,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-                continue;
-            }
+            let n = self.ready(events, 0)?;
             if n > 0 || now_ns() >= deadline_ns {
-                return Ok(&events[..n as usize]);
+                return Ok(&events[..n]);
             }
             std::hint::spin_loop();
         }
@@ -181,17 +167,23 @@ impl Epoll {
         &self,
         events: &'a mut [libc::epoll_event],
     ) -> io::Result<&'a [libc::epoll_event]> {
+        let n = self.ready(events, -1)?;
+        Ok(&events[..n])
+    }
+
+    /// epoll_wait with `timeout_ms` (0 polls, -1 blocks), resumed after a signal.
+    fn ready(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
         loop {
             let n = unsafe {
                 libc::epoll_wait(
                     self.0.as_raw_fd(),
                     events.as_mut_ptr(),
                     events.len() as i32,
-                    -1,
+                    timeout_ms,
                 )
             };
             if n >= 0 {
-                return Ok(&events[..n as usize]);
+                return Ok(n as usize);
             }
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::Interrupted {
