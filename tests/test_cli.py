@@ -48,7 +48,7 @@ def test_json_output_is_exactly_one_object_of_the_contract(tmp_path: Path) -> No
     data = json.loads(result.stdout)
     assert set(data) == {
         *("summary", "flows", "hosts", "links", "media", "series", "trace", "messages"),
-        "meta",
+        *("queue", "meta"),
     }
     assert {"goodput_bps", "elapsed_s", "bytes_delivered", "retransmits", "timeouts",
             "limited_by"} <= set(data["summary"])  # fmt: skip

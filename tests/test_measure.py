@@ -27,6 +27,8 @@ def network() -> EmuNetwork:
         "error": {"kind": "none"},
         "framing": {"overhead_bytes": 2, "min_payload_bytes": 0},
         "atm": None,
+        "aqm": None,
+        "schedule": None,
     }
     config = {
         "seed": 1,

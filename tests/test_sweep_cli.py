@@ -19,11 +19,14 @@ name = "cli-sweep"
 duration = "3s"
 repetitions = 2
 
+# Recovery by duplicate ACKs, which the model's loss response (PFTK) describes.
 [[hosts]]
 name = "client"
+tcp = { loss_recovery = "classic" }
 
 [[hosts]]
 name = "server"
+tcp = { loss_recovery = "classic" }
 
 [[links]]
 rate = "2.048Mbps"

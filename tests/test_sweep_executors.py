@@ -56,6 +56,11 @@ QUICK = {
     "name": "quick",
     "duration": "3s",
     "repetitions": 2,
+    # Recovery by duplicate ACKs, which the model's loss response (PFTK) describes.
+    "hosts": [
+        {"name": "client", "tcp": {"loss_recovery": "classic"}},
+        {"name": "server", "tcp": {"loss_recovery": "classic"}},
+    ],
     "links": [{"rate": "2.048Mbps", "delay": "100ms", "loss": 0.02}],
     "sweep": {"hosts.client.tcp.sndbuf": ["8KiB", "32KiB"]},
 }
@@ -164,6 +169,8 @@ def test_a_dask_cluster_gives_the_local_pools_results(tmp_path: Path) -> None:
         scenario = tmp_path / "quick.toml"
         scenario.write_text(
             'name = "quick"\nduration = "3s"\nrepetitions = 2\n'
+            '[[hosts]]\nname = "client"\ntcp = { loss_recovery = "classic" }\n'
+            '[[hosts]]\nname = "server"\ntcp = { loss_recovery = "classic" }\n'
             '[[links]]\nrate = "2.048Mbps"\ndelay = "100ms"\nloss = 0.02\n'
             '[sweep]\n"hosts.0.tcp.sndbuf" = ["8KiB", "32KiB"]\n'
         )

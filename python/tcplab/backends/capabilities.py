@@ -494,7 +494,7 @@ REGISTRY: tuple[Capability, ...] = (
         ("sim",),
         "an rr client writes each request as soon as the last response is read (netperf"
         " TCP_RR); there is no pause between writes to set",
-        when=lambda at: at.plan["app"]["kind"] == "rr",
+        when=lambda at: present(at) and at.plan["app"]["kind"] == "rr",
     ),
     only(
         "app.read_delay_ns",
