@@ -16,12 +16,22 @@ from typer.testing import CliRunner
 
 from tcplab import calibrate
 from tcplab.calibrate.bounds import BOUNDS_FILE
-from tcplab.calibrate.metrics import _retransmits_error, flag, nrmse
+from tcplab.calibrate.metrics import _retransmits_error, compare, flag, nrmse
+from tcplab.calibrate.run import _plan
 from tcplab.cli import app
 from tcplab.errors import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 REGRESSION = ROOT / "calibration" / "regression.toml"
+
+
+SMALL_GRID = """
+[[sets]]
+rate = ["10Mbps"]
+delay = ["10ms"]
+queue_bdp = [1]
+cc = ["reno", "cubic"]
+"""
 
 
 def _grid(tmp_path: Path, text: str) -> Path:
@@ -153,6 +163,50 @@ def test_a_late_emulator_flags_the_point() -> None:
     assert "TUN writes failed" in flag({"emu_tun_write_errors": 3}, rtt_s, 0.05)
 
 
+def test_the_median_trusted_kernel_run_is_compared(tmp_path: Path) -> None:
+    """Of a point's kernel runs, the simulator meets the median trusted one by goodput, for
+    every metric and the series; the flagged run counts only in the spread."""
+    grid = calibrate.load_grid(_grid(tmp_path, SMALL_GRID))
+    name = "10Mbps-10ms-q1bdp-reno"
+    runs = [  # (run id, goodput, retransmissions, p99 lateness µs, interval bytes)
+        ("slow", 8.0e6, 30, 50.0, 100_000),
+        ("fast", 9.6e6, 10, 50.0, 120_000),
+        ("late", 9.9e6, 5, 5_000.0, 125_000),
+        ("mid", 9.0e6, 20, 50.0, 112_500),
+    ]
+    kernel = pd.DataFrame(
+        [
+            {"point": name, "run_id": r, "goodput_bps": g, "retransmits": n,
+             "emu_timing_error_us_p99_us": p}
+            for r, g, n, p, _ in runs
+        ]
+    )  # fmt: skip
+    kernel_series = pd.DataFrame(
+        [{"point": name, "run_id": r, "t_s": t / 10, "interval_bytes": b}
+         for r, *_, b in runs for t in range(1, 4)]
+    )  # fmt: skip
+    sim = pd.DataFrame([{"point": name, "goodput_bps": 9.0e6, "retransmits": 20}])
+    sim_series = pd.DataFrame([{"point": name, "t_s": t / 10, "interval_bytes": 112_500}
+                               for t in range(1, 4)])  # fmt: skip
+    row = compare(grid, sim, kernel, sim_series, kernel_series).iloc[0]
+    assert (row["goodput_kernel_bps"], row["retransmits_kernel"]) == (9.0e6, 20)
+    assert row["goodput_ratio"] == 1.0 and row["nrmse"] == 0.0
+    assert (row["kernel_runs"], row["goodput_kernel_min_bps"]) == (4, 8.0e6)
+    assert row["goodput_kernel_max_bps"] == 9.9e6
+    assert row["trusted"]
+
+
+def test_kernel_repetitions_are_planned_with_their_own_seeds(tmp_path: Path) -> None:
+    grid = calibrate.load_grid(_grid(tmp_path, SMALL_GRID))
+    names = {point.name for point in grid.points}
+    once = _plan(grid, "emu", tmp_path / "k", names, force=False)
+    thrice = _plan(grid, "emu", tmp_path / "k", names, force=False, repetitions=3)
+    assert len(thrice.pending) == 3 * len(once.pending) == 3 * len(names)
+    # The first repetition is the simulator's run: the same seed and run id.
+    assert {r.run_id for r in once.pending} < {r.run_id for r in thrice.pending}
+    assert len({r.seed for r in thrice.pending}) == 3
+
+
 def test_bounds_hold_and_fail(tmp_path: Path) -> None:
     points = pd.DataFrame(
         {
@@ -219,6 +273,11 @@ def test_cli_refusals(tmp_path: Path) -> None:
     none = runner.invoke(app, ["calibrate", str(REGRESSION), "--sim-only", "--points", "x*"])
     assert none.exit_code == 2
     assert "no point of regression matches" in none.output
+    repeated = runner.invoke(
+        app, ["calibrate", str(REGRESSION), "--sim-only", "--repetitions", "3"]
+    )
+    assert repeated.exit_code == 2
+    assert "repetitions: measures the kernel that many times" in repeated.output
     missing = runner.invoke(app, ["calibrate", str(tmp_path / "nope.toml"), "--sim-only"])
     assert missing.exit_code == 2
     assert "no such file" in missing.output

@@ -25,6 +25,8 @@ from tcplab.calibrate.bounds import check_bounds, write_bounds
 from tcplab.calibrate.grid import Grid, GridPoint, load_grid
 from tcplab.calibrate.metrics import MAX_TIMING_ERROR, Verdict, compare, verdict
 from tcplab.calibrate.run import KernelData, OnRun, load_kernel, measure_kernel, run_sim, select
+from tcplab.errors import TcplabError
+from tcplab.spec.scenario import MAX_REPETITIONS
 
 Mode = Literal["both", "sim", "kernel"]
 MODES: tuple[Mode, ...] = ("both", "sim", "kernel")
@@ -89,6 +91,7 @@ def calibrate(
     force: bool = False,
     max_timing_error: float = MAX_TIMING_ERROR,
     on_run: OnRun | None = None,
+    repetitions: int = 1,
 ) -> Calibration:
     """Run `grid` (a grid file or a loaded Grid) and compare the simulator with the kernel.
 
@@ -97,15 +100,24 @@ def calibrate(
     and the kernel's in kernel/. `jobs`: simulator processes. `force`: measure kernel
     points again that the kernel store already holds. A kernel point whose emulator p99
     lateness exceeds `max_timing_error` of its base RTT is flagged and not counted.
-    `on_run(point, error)` is called as each run finishes.
+    `on_run(point, error)` is called as each run finishes. `repetitions`: kernel runs per
+    point (each with its own seed, the first with the simulator's); the simulator is
+    compared with the median one (tcplab.calibrate.metrics).
     """
     if mode not in MODES:
         raise ValueError(f"mode: {mode!r}; accepted: {', '.join(MODES)}")
+    if not 1 <= repetitions <= MAX_REPETITIONS:
+        raise TcplabError(f"repetitions: {repetitions}; accepted: 1 to {MAX_REPETITIONS}")
+    if repetitions > 1 and mode == "sim":
+        raise TcplabError(
+            "repetitions: measures the kernel that many times; with the simulator only"
+            " (--sim-only) there is nothing to repeat"
+        )
     loaded = grid if isinstance(grid, Grid) else load_grid(grid)
     names = select(loaded, points)
     scratch = Path("results") / "calibrate" / loaded.name if out is None else Path(out)
     if mode in ("both", "kernel"):
-        kernel = measure_kernel(loaded, scratch / "kernel", names, force, on_run)
+        kernel = measure_kernel(loaded, scratch / "kernel", names, force, on_run, repetitions)
     else:
         kernel = load_kernel(loaded)
     kernel = _only(kernel, names)

@@ -7,12 +7,17 @@ both, Jain's fairness index where several connections share the path, the normal
 of the per-interval delivered bytes (RMSE over the kernel's mean interval), and whether
 the emulator's own timing was good enough to trust the kernel's number (a point it could
 not carry is flagged, not blamed on the simulator).
+
+Where the kernel ran a point several times (`tcplab calibrate --repetitions`), the
+simulator is compared with one of those runs: the median by goodput of the trusted ones
+(the lower of the two middle runs for an even count), so that every metric, the series
+included, comes from one real run; the spread of the kernel's goodput is reported beside it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,6 +132,28 @@ def _by_point(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {str(name): group for name, group in frame.groupby("point", sort=False)}
 
 
+@dataclass(frozen=True)
+class KernelRuns:
+    """A point's kernel runs: the one compared (`median`), how many there were and the
+    lowest and highest goodput among them."""
+
+    median: dict[str, Any]
+    count: int
+    goodput_min: float
+    goodput_max: float
+
+
+def kernel_runs(
+    rows: Sequence[dict[str, Any]], rtt_s: float, max_timing_error: float
+) -> KernelRuns:
+    """The median run by goodput among the trusted `rows` of one point (all of them when
+    none is trusted, so that the point is flagged by its median run)."""
+    trusted = [row for row in rows if not flag(row, rtt_s, max_timing_error)]
+    chosen = sorted(trusted or rows, key=lambda row: float(row["goodput_bps"]))
+    goodputs = [float(row["goodput_bps"]) for row in rows]
+    return KernelRuns(chosen[(len(chosen) - 1) // 2], len(rows), min(goodputs), max(goodputs))
+
+
 def compare(
     grid: Grid,
     sim: pd.DataFrame,
@@ -138,13 +165,22 @@ def compare(
     """One row per grid point that has a simulator or a kernel run (all frames have a `point`
     column); the other side's columns are NaN where it has none."""
     sims = {str(r["point"]): r for r in sim.to_dict("records")}
-    kernels = {str(r["point"]): r for r in kernel.to_dict("records")} if not kernel.empty else {}
+    kernel_rows: dict[str, list[dict[str, Any]]] = {}
+    for record in kernel.to_dict("records") if not kernel.empty else []:
+        kernel_rows.setdefault(str(record["point"]), []).append(
+            {str(key): value for key, value in record.items()}
+        )
     sim_by, kernel_by = _by_point(sim_series), _by_point(kernel_series)
     rows = []
     for point in grid.points:
-        if point.name not in sims and point.name not in kernels:
+        if point.name not in sims and point.name not in kernel_rows:
             continue
-        s, k = sims.get(point.name, {}), kernels.get(point.name)
+        runs = (
+            kernel_runs(kernel_rows[point.name], point.rtt_s, max_timing_error)
+            if point.name in kernel_rows
+            else None
+        )
+        s, k = sims.get(point.name, {}), runs.median if runs else None
         row: dict[str, object] = {
             "point": point.name,
             "rate_bps": point.rate_bps,
@@ -159,6 +195,9 @@ def compare(
             "flows": point.flows,
             "goodput_sim_bps": s.get("goodput_bps", math.nan),
             "goodput_kernel_bps": k["goodput_bps"] if k else math.nan,
+            "kernel_runs": runs.count if runs else 0,
+            "goodput_kernel_min_bps": runs.goodput_min if runs else math.nan,
+            "goodput_kernel_max_bps": runs.goodput_max if runs else math.nan,
         }
         row["goodput_ratio"] = _ratio(s.get("goodput_bps"), k["goodput_bps"]) if k else math.nan
         row["goodput_error"] = abs(row["goodput_ratio"] - 1)  # type: ignore[operator]
@@ -178,9 +217,9 @@ def compare(
         row["nrmse"] = (
             nrmse(
                 sim_by[point.name].sort_values("t_s")["interval_bytes"],
-                kernel_by[point.name].sort_values("t_s")["interval_bytes"],
+                _run(kernel_by[point.name], k).sort_values("t_s")["interval_bytes"],
             )
-            if point.name in sim_by and point.name in kernel_by
+            if k and point.name in sim_by and point.name in kernel_by
             else math.nan
         )
         row["timing_p99_us"] = k.get("emu_timing_error_us_p99_us") if k else math.nan
@@ -189,6 +228,13 @@ def compare(
         row["trusted"] = k is not None and not row["flag"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _run(series: pd.DataFrame, run: Mapping[str, Any]) -> pd.DataFrame:
+    """The rows of one kernel run in a point's series (all of them if it has no run ids)."""
+    if "run_id" not in series.columns:
+        return series
+    return series[series["run_id"] == run.get("run_id")]
 
 
 def verdict(grid: Grid, comparison: pd.DataFrame) -> Verdict:

@@ -73,8 +73,11 @@ def select(grid: Grid, patterns: Sequence[str] | None) -> set[str]:
     return chosen
 
 
-def _plan(grid: Grid, backend: str, out: Path, names: set[str], force: bool) -> sweeps.SweepPlan:
-    plan = sweeps.plan_sweep(grid.spec, out=out, force=force, backend=backend)
+def _plan(
+    grid: Grid, backend: str, out: Path, names: set[str], force: bool, repetitions: int = 1
+) -> sweeps.SweepPlan:
+    spec = grid.spec.model_copy(update={"repetitions": repetitions})
+    plan = sweeps.plan_sweep(spec, out=out, force=force, backend=backend)
     pending = [run for run in plan.pending if run.point.params["name"] in names]
     return replace(plan, pending=pending)
 
@@ -102,12 +105,18 @@ def _named(frame: pd.DataFrame, runs: dict[str, str]) -> pd.DataFrame:
 
 
 def measure_kernel(
-    grid: Grid, out: Path, names: set[str], force: bool = False, on_run: OnRun | None = None
+    grid: Grid,
+    out: Path,
+    names: set[str],
+    force: bool = False,
+    on_run: OnRun | None = None,
+    repetitions: int = 1,
 ) -> KernelData:
-    """Measure the chosen points on this machine's kernel (root), one at a time, into the
-    store at `out` (an interrupted measurement resumes; `force` measures stored points
-    again), then write them into the grid's data directory over their earlier rows."""
-    plan = _plan(grid, "emu", out, names, force)
+    """Measure the chosen points on this machine's kernel (root), `repetitions` runs each
+    (repetition 0 with the grid's seed, the simulator's), one at a time, into the store at
+    `out` (an interrupted measurement resumes; `force` measures stored points again), then
+    write them into the grid's data directory over their earlier rows."""
+    plan = _plan(grid, "emu", out, names, force, repetitions)
     if plan.pending and os.geteuid() == 0:
         os.setpriority(os.PRIO_PROCESS, 0, KERNEL_NICENESS)
     loads: dict[str, dict[str, Any]] = {}

@@ -57,6 +57,13 @@ def calibrate_command(
         bool,
         typer.Option("--force", help="measure again the kernel points the scratch store holds"),
     ] = False,
+    repetitions: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="kernel runs per point; the simulator is compared with the median one",
+        ),
+    ] = 1,
     max_timing_error: Annotated[
         float,
         typer.Option(
@@ -97,7 +104,7 @@ def calibrate_command(
             raise TcplabError("--write-bounds and --check-bounds need the simulator's runs")
         progress = None if json_output else _progress
         result = calibration.calibrate(
-            grid, mode, points, out, jobs, force, max_timing_error, on_run=progress
+            grid, mode, points, out, jobs, force, max_timing_error, progress, repetitions
         )
         bounds = result.grid.data_dir / BOUNDS_FILE
         if write_bounds:
@@ -165,16 +172,28 @@ def _fairness(row: dict[str, Any]) -> str:
     return f"{_ratio(row['fairness_sim'])}/{_ratio(row['fairness_kernel'])}"
 
 
+def _kernel_runs(row: dict[str, Any]) -> str:
+    """How many kernel runs the point has and, for several, their lowest and highest
+    goodput over the compared (median) run's."""
+    count = row.get("kernel_runs") or 0
+    median = row["goodput_kernel_bps"]
+    if count <= 1 or not isinstance(median, float) or not median > 0:
+        return str(count) if count else display.MISSING
+    low, high = row["goodput_kernel_min_bps"] / median, row["goodput_kernel_max_bps"] / median
+    return f"{count} ({low:.2f}-{high:.2f})"
+
+
 def points_table(points: Any, name: str) -> Table:
-    """A row per point: goodput on both sides and their ratio, retransmissions and timeouts
-    (sim / kernel), the main limit on each side, NRMSE, the fairness of competing
-    connections and the point's flag."""
+    """A row per point: goodput on both sides and their ratio, the kernel's runs and their
+    spread, retransmissions and timeouts (sim / kernel), the main limit on each side, NRMSE,
+    the fairness of competing connections and the point's flag."""
     table = Table(title=f"calibration: {name} (sim vs kernel)", box=box.SIMPLE)
     columns = [
         "point",
         "sim",
         "kernel",
         "sim/kernel",
+        "kernel runs",
         "retrans s/k",
         "RTOs s/k",
         "limit sim",
@@ -192,6 +211,7 @@ def points_table(points: Any, name: str) -> Table:
             _rate(row["goodput_sim_bps"]),
             _rate(row["goodput_kernel_bps"]),
             _ratio(row["goodput_ratio"]),
+            _kernel_runs(row),
             f"{_count(row['retransmits_sim'])}/{_count(row['retransmits_kernel'])}",
             f"{_count(row['timeouts_sim'])}/{_count(row['timeouts_kernel'])}",
             _main_limit(row, "sim"),
