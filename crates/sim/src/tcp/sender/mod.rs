@@ -519,7 +519,7 @@ impl Sender {
             if self.snd_nxt >= self.written {
                 // The window is open but the application wrote nothing more: samples
                 // taken until this data is delivered are app-limited (§3.4).
-                self.app_limited_until = (self.delivered + self.flight()).max(1);
+                self.app_limited_until = (self.delivered + self.in_flight()).max(1);
                 return;
             }
             if self.pacing_holds(now) {
@@ -574,7 +574,11 @@ impl Sender {
         if !self.cfg.gso || self.cc.pacing_rate().is_some() || recovering || queued <= room {
             return Some(u64::MAX);
         }
-        let cwnd_segments = self.cwnd.max(self.flight()).div_ceil(self.mss);
+        // Linux: max(cwnd, packets_out), everything sent and not acknowledged.
+        let cwnd_segments = self
+            .cwnd
+            .max(self.snd_nxt - self.snd_una)
+            .div_ceil(self.mss);
         let rate = tso::pacing_rate(self.mss, cwnd_segments, self.ssthresh, self.cwnd, srtt);
         let segments = tso::autosize_segments(rate, min_rtt, self.mss);
         let head_sent_at = if self.rack_mode() {
@@ -601,7 +605,7 @@ impl Sender {
     /// passes the `snd_nxt` recorded at its start.
     fn note_cwnd_use(&mut self) {
         // After a timeout everything past snd_nxt is presumed lost and will be resent.
-        let flight = self.in_flight().min(self.flight());
+        let flight = self.in_flight().min(self.snd_nxt - self.snd_una);
         // A sender holding data back for a larger GSO burst counts as cwnd-limited, as
         // Linux's tcp_tso_should_defer reports it.
         let limited = flight + self.mss > self.cwnd || (self.gso_wait && self.cwnd <= self.rwnd);
@@ -1048,8 +1052,11 @@ impl Sender {
         self.rwnd
     }
 
+    /// Bytes in flight as Linux counts them for TCP_INFO and its own decisions
+    /// (`tcp_packets_in_flight`): sent and not acknowledged, less what is SACKed or deemed
+    /// lost, plus retransmissions still out; what the emu backend's trace reports.
     pub fn flight(&self) -> u64 {
-        self.snd_nxt - self.snd_una
+        self.in_flight()
     }
 
     pub fn rto(&self) -> &RtoEstimator {
