@@ -540,7 +540,11 @@ impl Sender {
             if resend {
                 len = self.unsacked_end(self.snd_nxt, self.snd_nxt + len) - self.snd_nxt;
             }
-            if len < self.mss && !resend && !self.small_segment_allowed(len, queued) {
+            if len < self.mss
+                && !resend
+                && !self.small_segment_allowed(len, queued)
+                && !self.fills_window_edge(self.snd_nxt + len, buffer_left)
+            {
                 return;
             }
             if !resend && buffer_left == 0 {
@@ -633,6 +637,20 @@ impl Sender {
     fn small_segment_allowed(&self, len: u64, queued: u64) -> bool {
         (len == queued && self.nagle_allows_small_segment())
             || (self.max_rwnd > 0 && len >= self.max_rwnd / 2)
+    }
+
+    /// Linux `tcp_mss_split_point`: a GSO buffer that the peer's window cuts short takes the
+    /// sub-MSS remainder up to the window's edge along with its full segments, if Nagle
+    /// lets a small segment go; a buffer that cannot start with a whole segment does not
+    /// start (`tcp_snd_wnd_test`). So a receive-window-limited sender fills the window to
+    /// the byte, with one small segment per round trip (the kernel's 376-byte segments on
+    /// the standard grid's rcv64KiB points), and its flights hold an even number of
+    /// segments, which the receiver acknowledges without waiting for its timer.
+    fn fills_window_edge(&self, end: u64, buffer_left: u64) -> bool {
+        self.cfg.gso
+            && buffer_left > 0
+            && end == self.snd_una + self.rwnd
+            && self.nagle_allows_small_segment()
     }
 
     /// RFC 896 holds a small segment while anything is unacknowledged; Minshall's variant

@@ -981,3 +981,43 @@ fn without_gso_each_ack_lets_its_room_out_at_once() {
     assert_eq!(sent_on_ack(&mut s, 1_600_000, 2 * MSS), 3);
     assert_eq!(sent_on_ack(&mut s, 1_700_000, 4 * MSS), 3);
 }
+
+fn window_edge_sender(gso: bool) -> (Sender, Vec<Segment>) {
+    let cfg = SenderConfig {
+        initial_window: 40,
+        nagle_variant: NagleVariant::Minshall,
+        gso,
+        ..config()
+    };
+    // A 5.7-segment window: GSO buffers of 2 segments at this rate, the third cut by it.
+    established_with_window(cfg, 1_000_000, (5 * MSS + 700) as u16)
+}
+
+fn lengths(out: &[Segment]) -> Vec<u64> {
+    out.iter().map(|s| u64::from(s.len)).collect()
+}
+
+#[test]
+fn a_gso_buffer_cut_by_the_peer_window_takes_the_sub_mss_rest_to_its_edge() {
+    // Linux tcp_mss_split_point: the buffer that reaches the window's edge sends the
+    // 700 bytes beyond the fifth segment too, since no small segment is unacknowledged
+    // (Minshall's Nagle, tcp_nagle_check).
+    let (mut s, out) = window_edge_sender(true);
+    assert_eq!(lengths(&out), [MSS, MSS, MSS, MSS, MSS, 700]);
+    // The edge moves by 2 segments: a buffer of 2 whole segments, nothing small.
+    let window = (5 * MSS + 700) as u16;
+    let more = ack_window(&mut s, 200, 1 + 2 * MSS, window);
+    assert_eq!(lengths(&more), [MSS, MSS]);
+    // By 1.5 segments while the small segment is unacknowledged: the buffer starts with a
+    // whole segment, and Nagle holds the rest.
+    let more = ack_window(&mut s, 205, 1 + 3 * MSS + MSS / 2, window);
+    assert_eq!(lengths(&more), [MSS]);
+}
+
+#[test]
+fn without_gso_the_window_edge_is_left_unfilled() {
+    // One segment per buffer (gso_max_segs 1): a buffer never straddles the edge, and sender
+    // silly-window avoidance (RFC 1122 §4.2.3.4) holds the 700 bytes.
+    let (_, out) = window_edge_sender(false);
+    assert_eq!(lengths(&out), [MSS; 5]);
+}
