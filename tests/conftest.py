@@ -37,6 +37,7 @@ _TCP: dict[str, Any] = {
     "handshake": True,
     "loss_recovery": "classic",
     "gso": False,
+    "sndbuf_accounting": "payload",
     "ecn": "off",
 }
 _DIRECTION: dict[str, Any] = {

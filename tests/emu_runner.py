@@ -37,6 +37,7 @@ plan = make_plan(
     tcp__nagle_variant="minshall",
     tcp__quickack=True,
     tcp__rto_form="linux",
+    tcp__sndbuf_accounting="linux",
 )
 if pep:
     tcp = plan["hosts"][0]["tcp"]

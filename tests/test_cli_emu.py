@@ -121,8 +121,10 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
         "nagle_variant": "minshall",
         "quickack": True,
         "rto_form": "linux",
+        "sndbuf_accounting": "linux",
     }
-    for field in ("cwnd_validation", "nagle_variant", "quickack", "rto_form"):
+    fields = ("cwnd_validation", "nagle_variant", "quickack", "rto_form", "sndbuf_accounting")
+    for field in fields:
         netperf = tcplab.load_spec(EXAMPLES / "geo-netperf.toml").model_dump(mode="json")
         for host in netperf["hosts"]:
             host["tcp"].update({k: v for k, v in linux_like.items() if k != field})

@@ -44,6 +44,7 @@ GEO_TCP = {
     "handshake": True,
     "loss_recovery": "classic",
     "gso": False,
+    "sndbuf_accounting": "payload",
     "ecn": "off",
 }
 GEO_DIRECTION = {

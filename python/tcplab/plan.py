@@ -63,6 +63,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "cc": tcp.cc,
         "cubic_variant": tcp.cubic_variant,
         "sndbuf": tcp.sndbuf,
+        "sndbuf_accounting": tcp.sndbuf_accounting,
         "rcvbuf": tcp.rcvbuf,
         "mss": tcp.mss,
         "initial_window": tcp.initial_window,

@@ -54,6 +54,11 @@ _LINUX = {
     # tcplab's rcvbuf means, so 3 MiB.
     "sndbuf": "4MiB",
     "rcvbuf": "3MiB",
+    # sk_setsockopt doubles SO_SNDBUF into sk_sndbuf, against which tcp_sendmsg charges
+    # each skb's truesize; a blocked writer wakes at a third free (sk_stream_write_space).
+    # So the emu backend's kernel holds up to about 2 x sndbuf (4 MiB sets sk_sndbuf to
+    # 8 MiB, where autotuning alone, tcp_sndbuf_expand, stops at tcp_wmem's 4 MiB)
+    "sndbuf_accounting": "linux",
     # tcp_nagle_check() holds a small segment only while an earlier small one is
     # unacknowledged (tcp_minshall_check, Minshall's variant)
     "nagle_variant": "minshall",

@@ -112,6 +112,7 @@ fn sender(tcp: &TcpPlan) -> Sender {
         cubic_variant: tcp.cubic_variant,
         mss: tcp.mss,
         sndbuf: tcp.sndbuf,
+        sndbuf_accounting: tcp.sndbuf_accounting,
         rcvbuf: tcp.rcvbuf,
         initial_window: tcp.initial_window,
         window_scaling: tcp.window_scaling,

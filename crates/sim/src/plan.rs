@@ -31,7 +31,7 @@ use serde::Deserialize;
 
 use crate::error::PlanError;
 use crate::tcp::cc::CubicVariant;
-use crate::tcp::{EcnMode, HyStartVariant, LossRecovery, NagleVariant, RtoForm};
+use crate::tcp::{EcnMode, HyStartVariant, LossRecovery, NagleVariant, RtoForm, SndbufAccounting};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -88,6 +88,8 @@ pub struct TcpPlan {
     /// Which CUBIC `cc = "cubic"` runs.
     pub cubic_variant: CubicVariant,
     pub sndbuf: u64,
+    /// What sndbuf limits: the payload, or Linux's skb memory against twice it.
+    pub sndbuf_accounting: SndbufAccounting,
     pub rcvbuf: u64,
     pub mss: u32,
     pub initial_window: u32,

@@ -41,6 +41,12 @@ class Tcp(StrictModel):
         "from the minimum RTT)",
     )
     sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
+    sndbuf_accounting: Literal["payload", "linux"] = Field(
+        "payload",
+        description="what sndbuf limits: payload, the data written and not acknowledged; "
+        "linux, SO_SNDBUF as Linux takes it: skb memory (payload and a head per skb) "
+        "against twice sndbuf, a writer woken once a third of it is free",
+    )
     rcvbuf: Size = Field("64KiB", validate_default=True, description="socket receive buffer")
     mss: int = Field(1460, ge=64, le=65495, description="maximum segment size, bytes")
     initial_window: int = Field(10, ge=1, le=100_000, description="initial cwnd, segments")

@@ -130,6 +130,9 @@ impl Writer {
         loop {
             let space = tcp.buffer_space().min(self.remaining());
             if space == 0 {
+                if self.has_more() && self.asleep_until(now).is_none() {
+                    tcp.wait_for_space();
+                }
                 return;
             }
             if tcp.window_full() && self.write_delay == 0 {

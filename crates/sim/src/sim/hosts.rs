@@ -266,7 +266,7 @@ impl Simulation {
     fn next_write(&mut self, f: usize, s: usize) {
         let now = self.now;
         let side = &mut self.flows[f].sides[s];
-        let (Some(tx), Some(writer)) = (&side.tx, &side.writer) else {
+        let (Some(tx), Some(writer)) = (&mut side.tx, &side.writer) else {
             return;
         };
         if side.writing || !tx.is_established() {
@@ -276,7 +276,11 @@ impl Simulation {
             self.events.schedule(at, Event::AppWake(f as u32, s as u32));
             return;
         }
-        let Some((bytes, new_call)) = writer.next_write(now, tx.buffer_space()) else {
+        let space = tx.buffer_space();
+        let Some((bytes, new_call)) = writer.next_write(now, space) else {
+            if space == 0 && writer.has_more() {
+                tx.wait_for_space();
+            }
             return;
         };
         side.writing = true;

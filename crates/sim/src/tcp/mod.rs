@@ -29,6 +29,7 @@ pub fn timestamp_clock(now: Nanos) -> u32 {
 }
 pub use sender::{
     HyStartVariant, Limit, LossRecovery, NagleVariant, Sender, SenderConfig, SenderStats,
+    SndbufAccounting,
 };
 
 /// RFC 7323 §2.3: the smallest shift that lets the 16-bit window field describe the whole

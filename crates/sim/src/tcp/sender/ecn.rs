@@ -62,6 +62,7 @@ mod tests {
             cubic_variant: CubicVariant::Rfc9438,
             mss: MSS as u32,
             sndbuf: 1 << 20,
+            sndbuf_accounting: crate::tcp::SndbufAccounting::Payload,
             rcvbuf: 1 << 20,
             initial_window: 10,
             window_scaling: false,

@@ -11,6 +11,7 @@ mod rack_recovery;
 mod recovery;
 mod rtx_queue;
 mod sack_recovery;
+mod sndbuf;
 pub(crate) mod tso;
 
 use std::collections::VecDeque;
@@ -29,6 +30,8 @@ use rack::Rack;
 use rack_recovery::Probe;
 use rtx_queue::RtxQueue;
 use rtx_queue::TxRate;
+pub use sndbuf::SndbufAccounting;
+use sndbuf::{SendBuffer, Seqs};
 
 /// RFC 5681 §3.2: the third duplicate ACK signals a loss.
 const DUPACK_THRESHOLD: u32 = 3;
@@ -76,6 +79,8 @@ pub struct SenderConfig {
     pub cubic_variant: cc::CubicVariant,
     pub mss: u32,
     pub sndbuf: u64,
+    /// What `sndbuf` limits, and when a writer blocked on it is woken (`sndbuf.rs`).
+    pub sndbuf_accounting: SndbufAccounting,
     /// Our own receive buffer, advertised in our SYN (data flows the other way only).
     pub rcvbuf: u64,
     pub initial_window: u32,
@@ -149,6 +154,7 @@ pub struct Sender {
     snd_max: u64,
     /// One past the last byte the application has written.
     written: u64,
+    sndbuf: SendBuffer,
     cwnd: u64,
     ssthresh: u64,
     rwnd: u64,
@@ -247,6 +253,7 @@ impl Sender {
             snd_nxt: 0,
             snd_max: 0,
             written: 0,
+            sndbuf: SendBuffer::new(cfg.sndbuf_accounting, cfg.sndbuf),
             cwnd: 0,
             // RFC 5681 §3.1: the initial ssthresh may be arbitrarily high.
             ssthresh: u64::MAX,
@@ -343,15 +350,36 @@ impl Sender {
         self.established
     }
 
-    /// Free space in the send buffer, which holds unacknowledged and unsent bytes.
-    pub fn buffer_space(&self) -> u64 {
-        self.cfg.sndbuf - (self.written - self.snd_una)
+    fn seqs(&self) -> Seqs {
+        Seqs {
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+            written: self.written,
+        }
     }
 
-    /// The application writes `bytes` (at most `buffer_space()`) into the send buffer.
+    /// The payload one skb takes from a write (Linux's size goal).
+    fn size_goal(&self) -> u64 {
+        sndbuf::size_goal(self.cfg.gso, self.mss, self.max_rwnd)
+    }
+
+    /// Bytes a write() call can put into the send buffer now (which holds unacknowledged
+    /// and unsent bytes); none while a writer that found it full waits to be woken.
+    pub fn buffer_space(&self) -> u64 {
+        self.sndbuf.space(self.seqs(), self.size_goal())
+    }
+
+    /// The application writes `bytes` (at most what `buffer_space()` offered when its call
+    /// began: a host with a CPU model copies later, when the tail skb may have left).
     pub fn write(&mut self, bytes: u64) {
-        debug_assert!(bytes <= self.buffer_space());
+        self.sndbuf.write(self.seqs(), bytes, self.size_goal());
         self.written += bytes;
+    }
+
+    /// The application has more to write and `buffer_space()` is 0: it blocks until the
+    /// buffer wakes it.
+    pub fn wait_for_space(&mut self) {
+        self.sndbuf.wait_for_space();
     }
 
     fn window(&self) -> u64 {
@@ -432,6 +460,8 @@ impl Sender {
         if retransmission {
             self.stats.retransmits += 1;
         } else {
+            let tso_segs = self.tso_segs();
+            self.sndbuf.sent(seg.end(), tso_segs);
             if len < self.mss {
                 self.snd_sml = seg.end();
             }
@@ -514,6 +544,7 @@ impl Sender {
                 self.snd_una + self.window()
             };
             if self.snd_nxt >= limit {
+                self.sndbuf.window_stops(self.snd_nxt);
                 return;
             }
             if self.snd_nxt >= self.written {
@@ -578,13 +609,7 @@ impl Sender {
         if !self.cfg.gso || self.cc.pacing_rate().is_some() || recovering || queued <= room {
             return Some(u64::MAX);
         }
-        // Linux: max(cwnd, packets_out), everything sent and not acknowledged.
-        let cwnd_segments = self
-            .cwnd
-            .max(self.snd_nxt - self.snd_una)
-            .div_ceil(self.mss);
-        let rate = tso::pacing_rate(self.mss, cwnd_segments, self.ssthresh, self.cwnd, srtt);
-        let segments = tso::autosize_segments(rate, min_rtt, self.mss);
+        let segments = self.autosize(srtt, min_rtt);
         let head_sent_at = if self.rack_mode() {
             self.rtx.head().map(|r| r.sent_at)
         } else {
@@ -600,6 +625,32 @@ impl Sender {
             buffer: segments * self.mss,
         });
         (!defer).then_some(segments)
+    }
+
+    /// Linux `tcp_tso_autosize` at the rate `tcp_update_pacing_rate` sets for a sender that
+    /// does not pace itself (or at a pacing algorithm's own rate).
+    fn autosize(&self, srtt: Nanos, min_rtt: Nanos) -> u64 {
+        let rate = self.cc.pacing_rate().filter(|&r| r > 0).unwrap_or_else(|| {
+            // Linux: max(cwnd, packets_out), everything sent and not acknowledged.
+            let cwnd_segments = self
+                .cwnd
+                .max(self.snd_nxt - self.snd_una)
+                .div_ceil(self.mss);
+            tso::pacing_rate(self.mss, cwnd_segments, self.ssthresh, self.cwnd, srtt)
+        });
+        tso::autosize_segments(rate, min_rtt, self.mss)
+    }
+
+    /// Linux `tcp_tso_segs`: the most segments of an skb sent at once; one without GSO
+    /// (`gso_max_segs` 1), a whole 64 KiB skb before the first RTT sample.
+    fn tso_segs(&self) -> u64 {
+        if !self.cfg.gso {
+            return 1;
+        }
+        match (self.rto.srtt(), self.rto.min_rtt()) {
+            (Some(srtt), Some(min_rtt)) => self.autosize(srtt, min_rtt),
+            _ => tso::GSO_MAX_SIZE / self.mss.max(1),
+        }
     }
 
     /// RFC 7661 §4.1 asks whether cwnd is validated, i.e. whether the flight has used it
@@ -672,6 +723,9 @@ impl Sender {
             self.on_ack(now, seg, out);
         }
         self.try_send(now, out);
+        // Linux frees acknowledged memory in tcp_ack and wakes the writer after sending
+        // (tcp_data_snd_check → tcp_check_space).
+        self.sndbuf.acked(self.seqs());
     }
 
     fn on_syn_ack(&mut self, now: Nanos, seg: &Segment) {

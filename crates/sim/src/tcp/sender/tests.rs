@@ -11,6 +11,7 @@ fn config() -> SenderConfig {
         cubic_variant: cc::CubicVariant::Rfc9438,
         mss: MSS as u32,
         sndbuf: 1 << 20,
+        sndbuf_accounting: SndbufAccounting::Payload,
         rcvbuf: 1 << 20,
         initial_window: 4,
         window_scaling: false,
@@ -177,6 +178,31 @@ fn send_buffer_bounds_unacknowledged_plus_unsent_data() {
     assert_eq!(seqs(&out), vec![0, 1000]); // the 500-byte tail waits (Nagle)
     ack(&mut s, 200, 1000);
     assert_eq!(s.buffer_space(), 1000);
+}
+
+#[test]
+fn linux_send_buffer_holds_skbs_against_twice_sndbuf_and_wakes_the_writer_at_a_third_free() {
+    // sk_sndbuf = 2 × 8000; without GSO every 1000-byte segment is an skb charged 1832
+    // (tcp_sendmsg_locked), and a ninth skb still begins at a charge of 14,656 < 16,000.
+    let (mut s, _) = established(
+        SenderConfig {
+            sndbuf: 8_000,
+            sndbuf_accounting: SndbufAccounting::Linux,
+            ..config()
+        },
+        0,
+    );
+    assert_eq!(s.buffer_space(), 9_000);
+    s.write(9_000);
+    s.try_send(100 * MS, &mut Vec::new());
+    assert_eq!(s.buffer_space(), 0);
+    s.wait_for_space();
+    // sk_stream_write_space: woken only once free ≥ charge / 2. Three skbs acknowledged
+    // leave 6 × 1832 = 10,992 charged (5008 free); four leave 9160 (6840 free ≥ 4580).
+    ack(&mut s, 200, 3_000);
+    assert_eq!(s.buffer_space(), 0);
+    ack(&mut s, 201, 4_000);
+    assert_eq!(s.buffer_space(), 4_000);
 }
 
 #[test]

@@ -1,0 +1,371 @@
+//! The send buffer: what it charges for the data written and not yet acknowledged, how
+//! much a write() may put in, and when a writer that found it full is woken.
+//!
+//! `Payload` is the socket buffer as BSD-derived stacks and the source papers describe it:
+//! at most `sndbuf` bytes written and unacknowledged, and a writer goes on as soon as any
+//! byte is free. `Linux` is the kernel's accounting (net/ipv4/tcp.c `tcp_sendmsg_locked`,
+//! net/core/stream.c, include/net/sock.h): `SO_SNDBUF` is doubled into `sk_sndbuf`, every
+//! skb is charged its truesize (payload plus the head's overhead) to `sk_wmem_queued`, a
+//! write starts a new skb only while `sk_wmem_queued < sk_sndbuf` and fills it up to the
+//! size goal, acknowledged bytes are freed as they are trimmed and an skb's overhead when
+//! the whole skb is acknowledged, and a writer that found no room is woken only once the
+//! free space is at least half of what is queued (a third of the buffer free).
+
+use std::collections::VecDeque;
+
+use serde::Deserialize;
+
+use super::tso::GSO_MAX_SIZE;
+
+/// What the send buffer's size limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SndbufAccounting {
+    /// At most `sndbuf` bytes of data written and unacknowledged.
+    #[default]
+    Payload,
+    /// Linux's skb memory against twice `sndbuf`, with its writer wake-up.
+    Linux,
+}
+
+/// The truesize of an skb beyond its payload on this machine's kernel: the head that
+/// `tcp_stream_alloc_skb` allocates for the headers (`SKB_TRUESIZE(skb_end_offset(skb))`,
+/// i.e. MAX_TCP_HEADER, `struct sk_buff` and `struct skb_shared_info`, each cache-aligned).
+/// It depends on the kernel's configuration; measured on 6.18 with `ss -tm` (skmem `w`):
+/// a 12-byte write into an empty write queue charges 844 bytes, and each further skb of
+/// 1448 bytes 2280 (docs/models/tcp.md).
+pub const SKB_HEAD_TRUESIZE: u64 = 832;
+/// include/net/sock.h SOCK_MIN_SNDBUF: 2 × (2048 + the aligned `struct sk_buff`), the
+/// smallest `sk_sndbuf` that `SO_SNDBUF` sets (getsockopt returns 4608 for 1 to 2304).
+pub const SOCK_MIN_SNDBUF: u64 = 4_608;
+/// include/net/tcp.h TCP_MSS_DEFAULT: below this largest window the size goal is not
+/// halved (`tcp_bound_to_half_wnd`).
+const TCP_MSS_DEFAULT: u64 = 536;
+
+#[derive(Debug, Clone)]
+pub(crate) struct SendBuffer {
+    accounting: SndbufAccounting,
+    /// `sndbuf` (Payload) or `sk_sndbuf` (Linux): the limit on what is charged.
+    limit: u64,
+    /// Linux: where each skb holding unacknowledged or unsent data ends, oldest first; the
+    /// first starts at `snd_una`, the last ends at the last byte written.
+    skb_ends: VecDeque<u64>,
+    /// Linux: segments of the skb being transmitted that have left since its last split.
+    burst: u64,
+    /// Linux's SOCK_NOSPACE: a write found no room, and the writer sleeps until woken.
+    nospace: bool,
+}
+
+/// What the sender knows that the buffer's rules need.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seqs {
+    pub snd_una: u64,
+    /// One past the highest byte ever sent: skbs before it are in the retransmission
+    /// queue and take no more data.
+    pub snd_max: u64,
+    /// One past the last byte written.
+    pub written: u64,
+}
+
+impl SendBuffer {
+    /// Linux `sk_setsockopt` SO_SNDBUF(FORCE): `sk_sndbuf = max(2 × value, SOCK_MIN_SNDBUF)`.
+    /// tcplab sets the buffer as the emu backend does, with SO_SNDBUFFORCE, which
+    /// `net.core.wmem_max` does not clamp.
+    pub fn new(accounting: SndbufAccounting, sndbuf: u64) -> Self {
+        let limit = match accounting {
+            SndbufAccounting::Payload => sndbuf,
+            SndbufAccounting::Linux => (2 * sndbuf).max(SOCK_MIN_SNDBUF),
+        };
+        Self {
+            accounting,
+            limit,
+            skb_ends: VecDeque::new(),
+            burst: 0,
+            nospace: false,
+        }
+    }
+
+    fn linux(&self) -> bool {
+        self.accounting == SndbufAccounting::Linux
+    }
+
+    /// `sk_wmem_queued`: the payload written and unacknowledged (charged per byte copied,
+    /// `skb_copy_to_page_nocache`, freed per byte trimmed, `tcp_trim_head`) and each
+    /// skb's head (`tcp_skb_entail`, freed with the skb).
+    pub fn charged(&self, s: Seqs) -> u64 {
+        let payload = s.written - s.snd_una;
+        if self.linux() {
+            payload + SKB_HEAD_TRUESIZE * self.skb_ends.len() as u64
+        } else {
+            payload
+        }
+    }
+
+    /// Bytes of the last skb that a write may still add to it: it takes data while it is
+    /// unsent and shorter than the size goal (`tcp_sendmsg_locked`).
+    fn tail_room(&self, s: Seqs, size_goal: u64) -> u64 {
+        let Some(&end) = self.skb_ends.back() else {
+            return 0;
+        };
+        let start = self
+            .skb_ends
+            .len()
+            .checked_sub(2)
+            .map_or(s.snd_una, |i| self.skb_ends[i]);
+        if start < s.snd_max {
+            return 0;
+        }
+        size_goal.saturating_sub(end - start)
+    }
+
+    /// Bytes a write() can put into the buffer now; none while a writer that found it full
+    /// waits to be woken. Linux: the room left in the last skb, then whole skbs of the
+    /// size goal, each begun only while the charge is below `sk_sndbuf`
+    /// (`sk_stream_memory_free`), so the charge may end up to an skb above it.
+    pub fn space(&self, s: Seqs, size_goal: u64) -> u64 {
+        if self.nospace {
+            return 0;
+        }
+        if !self.linux() {
+            return self.limit.saturating_sub(self.charged(s));
+        }
+        let tail = self.tail_room(s, size_goal);
+        let charged = self.charged(s) + tail;
+        let per_skb = size_goal + SKB_HEAD_TRUESIZE;
+        tail + self.limit.saturating_sub(charged).div_ceil(per_skb) * size_goal
+    }
+
+    /// The application wrote `bytes` (at most `space`); Linux appends them to the last skb
+    /// while it takes data, then to new skbs of at most the size goal.
+    pub fn write(&mut self, s: Seqs, bytes: u64, size_goal: u64) {
+        if !self.linux() || bytes == 0 {
+            return;
+        }
+        let tail = self.tail_room(s, size_goal).min(bytes);
+        if let Some(end) = self.skb_ends.back_mut() {
+            *end += tail;
+        }
+        let mut end = s.written + tail;
+        let goal = size_goal.max(1);
+        while end < s.written + bytes {
+            end = (end + goal).min(s.written + bytes);
+            self.skb_ends.push_back(end);
+        }
+    }
+
+    /// A write found no room: the writer sleeps (`sk_stream_wait_memory`, or poll() after
+    /// EAGAIN) with SOCK_NOSPACE set. A Payload buffer wakes it at the first free byte.
+    pub fn wait_for_space(&mut self) {
+        self.nospace = self.linux();
+    }
+
+    /// The cumulative ACK reached `s.snd_una`: skbs wholly acknowledged are freed
+    /// (`tcp_clean_rtx_queue`), and a sleeping writer is woken once the free space is at
+    /// least half of the charge (`tcp_check_space` → `sk_stream_write_space`:
+    /// `sk_stream_wspace >= sk_stream_min_wspace`).
+    pub fn acked(&mut self, s: Seqs) {
+        while self.skb_ends.front().is_some_and(|&end| end <= s.snd_una) {
+            self.skb_ends.pop_front();
+        }
+        if self.nospace {
+            let charged = self.charged(s);
+            self.nospace = self.limit.saturating_sub(charged) < charged / 2;
+        }
+    }
+
+    /// A segment of new data ending at `end` left. Linux transmits at most `tso_segs`
+    /// segments of an skb at once and splits the rest off into a new skb, charged its
+    /// own head (`tcp_write_xmit` → `tso_fragment`).
+    pub fn sent(&mut self, end: u64, tso_segs: u64) {
+        if !self.linux() {
+            return;
+        }
+        self.burst += 1;
+        if self.skb_ends.binary_search(&end).is_ok() {
+            self.burst = 0;
+        } else if self.burst >= tso_segs {
+            self.split(end);
+        }
+    }
+
+    /// The window stopped a transmission at `end`: Linux sent the skb's head up to the
+    /// window and split the rest off (`tcp_mss_split_point`, `tso_fragment`).
+    pub fn window_stops(&mut self, end: u64) {
+        if self.linux() && self.burst > 0 {
+            self.split(end);
+        }
+    }
+
+    fn split(&mut self, at: u64) {
+        self.burst = 0;
+        let i = self.skb_ends.partition_point(|&end| end <= at);
+        if i < self.skb_ends.len() {
+            self.skb_ends.insert(i, at);
+        }
+    }
+}
+
+/// Linux `tcp_xmit_size_goal`: the payload a write puts in one skb. With GSO, as many
+/// whole segments as fit in `sk_gso_max_size` and half the largest window the peer
+/// offered (`tcp_bound_to_half_wnd`); without, one segment (`gso_max_segs` 1).
+pub(crate) fn size_goal(gso: bool, mss: u64, max_window: u64) -> u64 {
+    if !gso {
+        return mss;
+    }
+    let half = if max_window > TCP_MSS_DEFAULT {
+        max_window / 2
+    } else {
+        max_window
+    };
+    let bytes = GSO_MAX_SIZE.min(half);
+    (bytes / mss.max(1) * mss).max(mss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1448;
+
+    fn linux(sndbuf: u64) -> SendBuffer {
+        SendBuffer::new(SndbufAccounting::Linux, sndbuf)
+    }
+
+    fn seqs(snd_una: u64, snd_max: u64, written: u64) -> Seqs {
+        Seqs {
+            snd_una,
+            snd_max,
+            written,
+        }
+    }
+
+    #[test]
+    fn so_sndbuf_is_doubled_with_a_floor_and_payload_keeps_it_as_given() {
+        // sk_setsockopt: sk_sndbuf = max(2 × val, SOCK_MIN_SNDBUF); measured 4608 for
+        // SO_SNDBUF 1 and 2048, 8192 for 4096, 131072 for 65536.
+        assert_eq!(linux(1).limit, 4_608);
+        assert_eq!(linux(4_096).limit, 8_192);
+        assert_eq!(linux(65_536).limit, 131_072);
+        assert_eq!(SendBuffer::new(SndbufAccounting::Payload, 1).limit, 1);
+    }
+
+    #[test]
+    fn payload_buffer_holds_sndbuf_bytes_and_never_makes_a_writer_wait() {
+        let mut b = SendBuffer::new(SndbufAccounting::Payload, 65_536);
+        assert_eq!(b.space(seqs(0, 0, 60_000), MSS), 5_536);
+        b.wait_for_space();
+        assert_eq!(b.space(seqs(1, 60_000, 65_536), MSS), 1);
+    }
+
+    #[test]
+    fn size_goal_is_whole_segments_of_64_kib_or_half_the_window() {
+        // tcp_xmit_size_goal: 45 × 1448 in 64 KiB (measured: skbs of 45 × 1436 with
+        // timestamps); half of a 20,000-byte window is 6 segments; without GSO one.
+        assert_eq!(size_goal(true, MSS, 1 << 20), 45 * MSS);
+        assert_eq!(size_goal(true, MSS, 20_000), 6 * MSS);
+        assert_eq!(size_goal(true, MSS, 1_000), MSS);
+        assert_eq!(size_goal(false, MSS, 1 << 20), MSS);
+    }
+
+    #[test]
+    fn each_skb_is_charged_its_payload_and_its_head() {
+        // The measurement of SKB_HEAD_TRUESIZE: 12 bytes in one skb charge 844.
+        let mut b = linux(65_536);
+        b.write(seqs(0, 0, 0), 12, 45 * MSS);
+        assert_eq!(b.charged(seqs(0, 0, 12)), 844);
+        // More data joins the unsent skb up to the size goal, then a new skb begins.
+        b.write(seqs(0, 0, 12), 45 * MSS, 45 * MSS);
+        assert_eq!(b.skb_ends, [45 * MSS, 45 * MSS + 12]);
+        assert_eq!(
+            b.charged(seqs(0, 0, 45 * MSS + 12)),
+            45 * MSS + 12 + 2 * 832
+        );
+    }
+
+    #[test]
+    fn a_sent_skb_takes_no_more_data() {
+        let mut b = linux(65_536);
+        b.write(seqs(0, 0, 0), MSS, 45 * MSS);
+        // Its one segment left: the next write begins a new skb.
+        b.sent(MSS, 8);
+        b.write(seqs(0, MSS, MSS), 100, 45 * MSS);
+        assert_eq!(b.skb_ends, [MSS, MSS + 100]);
+    }
+
+    #[test]
+    fn a_write_begins_skbs_while_the_charge_is_below_sk_sndbuf_and_fills_the_last() {
+        // tcp_sendmsg_locked checks sk_stream_memory_free only before a new skb: with
+        // 64 KiB skbs, 131,072 bytes of sk_sndbuf take three (measured on loopback with a
+        // closed window: 3 × 64,620 bytes queued, charge 196,356).
+        let goal = 45 * 1436;
+        let b = linux(65_536);
+        let space = b.space(seqs(0, 0, 0), goal);
+        assert_eq!(space, 3 * goal);
+        let mut b = b;
+        b.write(seqs(0, 0, 0), space, goal);
+        assert_eq!(b.charged(seqs(0, 0, space)), 196_356);
+        assert_eq!(b.space(seqs(0, 0, space), goal), 0);
+    }
+
+    #[test]
+    fn one_segment_skbs_without_gso_hold_less_data() {
+        // Skbs of 1448 + 832 bytes: the 58th begins at a charge of 57 × 2280 = 129,960,
+        // still below 131,072.
+        let b = linux(65_536);
+        assert_eq!(b.space(seqs(0, 0, 0), MSS), 58 * MSS);
+    }
+
+    #[test]
+    fn acknowledged_bytes_are_freed_at_once_and_an_skb_head_with_its_last_byte() {
+        let mut b = linux(65_536);
+        b.write(seqs(0, 0, 0), 4 * MSS, 4 * MSS);
+        b.sent(4 * MSS, 8);
+        // tcp_trim_head frees the two acknowledged segments; the skb and its head stay.
+        let s = seqs(2 * MSS, 4 * MSS, 4 * MSS);
+        b.acked(s);
+        assert_eq!(b.charged(s), 2 * MSS + 832);
+        let s = seqs(4 * MSS, 4 * MSS, 4 * MSS);
+        b.acked(s);
+        assert_eq!(b.charged(s), 0);
+    }
+
+    #[test]
+    fn a_blocked_writer_wakes_when_a_third_of_the_buffer_is_free() {
+        // sk_stream_write_space: free (sk_sndbuf − charge) ≥ charge / 2, i.e. a charge of
+        // at most 2/3 of sk_sndbuf = 87,381 here.
+        let mut b = linux(65_536);
+        let goal = MSS;
+        let full = b.space(seqs(0, 0, 0), goal);
+        b.write(seqs(0, 0, 0), full, goal);
+        for k in 1..=full / MSS {
+            b.sent(k * MSS, 1);
+        }
+        b.wait_for_space();
+        // 20 skbs acknowledged leave a charge of 38 × 2280 = 86,640 ≤ 87,381; 19 leave 88,920.
+        let s = seqs(19 * MSS, full, full);
+        b.acked(s);
+        assert_eq!(b.space(s, goal), 0);
+        let s = seqs(20 * MSS, full, full);
+        b.acked(s);
+        assert_eq!(b.charged(s), 38 * 2_280);
+        assert!(b.space(s, goal) > 0);
+    }
+
+    #[test]
+    fn transmission_splits_an_skb_into_bursts_of_tso_segs_and_at_the_window() {
+        let mut b = linux(1 << 20);
+        b.write(seqs(0, 0, 0), 10 * MSS, 45 * MSS);
+        // tso_fragment: bursts of 4 segments, each its own skb.
+        for k in 1..=6 {
+            b.sent(k * MSS, 4);
+        }
+        // The window stopped the second burst after 2 segments: the rest is split off.
+        b.window_stops(6 * MSS);
+        assert_eq!(b.skb_ends, [4 * MSS, 6 * MSS, 10 * MSS]);
+        // The last skb ends a burst of its own.
+        for k in 7..=10 {
+            b.sent(k * MSS, 8);
+        }
+        assert_eq!(b.skb_ends, [4 * MSS, 6 * MSS, 10 * MSS]);
+    }
+}
