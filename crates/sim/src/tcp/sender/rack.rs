@@ -59,15 +59,30 @@ impl Rack {
         self.advanced = true;
     }
 
-    /// RFC 8985 §6.2 step 3 (Linux `tcp_check_sack_reordering`): a segment never
-    /// retransmitted that arrives below data already SACKed was reordered, not lost.
-    pub fn note_delivery(&mut self, d: Delivery, sacked: bool) {
-        if !d.ever_retrans && d.end < self.highest_sacked {
+    /// RFC 8985 §6.2 step 3 (Linux `tcp_sacktag_one`, `tcp_check_sack_reordering`): a
+    /// segment never retransmitted that is SACKed below data SACKed before it was
+    /// reordered, not lost. An ACK's blocks are walked lowest first (`RtxQueue::sack`).
+    pub fn note_sacked(&mut self, d: Delivery) {
+        self.note_reordering(d, self.highest_sacked);
+        self.highest_sacked = self.highest_sacked.max(d.end);
+    }
+
+    /// The same for a segment the cumulative ACK delivers, against the highest data SACKed
+    /// before this ACK (Linux `tcp_clean_rtx_queue`'s `prior_fack`): a hole that the ACK's
+    /// own SACK blocks reveal above the segment is a loss, not reordering.
+    pub fn note_acked(&mut self, d: Delivery, prior_highest_sacked: u64) {
+        self.note_reordering(d, prior_highest_sacked);
+    }
+
+    fn note_reordering(&mut self, d: Delivery, sacked_above: u64) {
+        if !d.ever_retrans && d.end < sacked_above {
             self.reordering_seen = true;
         }
-        if sacked {
-            self.highest_sacked = self.highest_sacked.max(d.end);
-        }
+    }
+
+    /// One past the highest byte SACKed so far (0 when none is).
+    pub fn highest_sacked(&self) -> u64 {
+        self.highest_sacked
     }
 
     pub fn forget_sacks_below(&mut self, ack: u64) {
@@ -150,7 +165,7 @@ mod tests {
         let mut delivered = Vec::new();
         q.sack(&[block], |d| delivered.push(d));
         for d in delivered {
-            rack.note_delivery(d, true);
+            rack.note_sacked(d);
             rack.advance(d, now, 10 * MS);
         }
     }
@@ -227,24 +242,33 @@ mod tests {
         assert_eq!(rack.reo_wnd(false, 3, 40 * MS, 50 * MS), 0);
         assert_eq!(rack.reo_wnd(false, 2, 40 * MS, 50 * MS), 10 * MS);
         // A never-retransmitted segment delivered below SACKed data: reordering.
-        rack.note_delivery(
-            Delivery {
-                sent_at: 0,
-                end: 5000,
-                ever_retrans: false,
-                tx: TxRate::default(),
-            },
-            true,
-        );
-        rack.note_delivery(
-            Delivery {
-                sent_at: 0,
-                end: 1000,
-                ever_retrans: false,
-                tx: TxRate::default(),
-            },
-            false,
-        );
+        rack.note_sacked(delivery(5000));
+        let prior = rack.highest_sacked();
+        rack.note_acked(delivery(1000), prior);
         assert_eq!(rack.reo_wnd(true, 5, 40 * MS, 50 * MS), 10 * MS);
+    }
+
+    fn delivery(end: u64) -> Delivery {
+        Delivery {
+            sent_at: 0,
+            end,
+            ever_retrans: false,
+            tx: TxRate::default(),
+        }
+    }
+
+    #[test]
+    fn a_hole_revealed_by_the_same_ack_is_not_reordering() {
+        // Linux prior_fack: one ACK delivers [0, 1000) cumulatively and SACKs [2000, 3000)
+        // (segment [1000, 2000) lost): the segment below the new block is no reordering.
+        let mut rack = Rack::default();
+        let prior = rack.highest_sacked();
+        rack.note_sacked(delivery(3000));
+        rack.note_acked(delivery(1000), prior);
+        assert_eq!(rack.reo_wnd(false, 3, 40 * MS, 50 * MS), 0);
+        // Nor are two blocks of one ACK, walked lowest first.
+        rack.note_sacked(delivery(5000));
+        rack.note_sacked(delivery(7000));
+        assert_eq!(rack.reo_wnd(false, 3, 40 * MS, 50 * MS), 0);
     }
 }

@@ -51,15 +51,16 @@ impl Sender {
         let mut newest: Option<Delivery> = None;
         let (rtx, rack) = (&mut self.rtx, &mut self.rack);
         let sacked_before = rtx.sacked_bytes();
+        let prior_highest_sacked = rack.highest_sacked();
         let newly_sacked = rtx.sack(seg.sack_blocks(), |d| {
-            rack.note_delivery(d, true);
+            rack.note_sacked(d);
             rack.advance(d, now, min_rtt);
             newest = sent_later(newest, d);
         });
         let cumulative = seg.ack.max(self.snd_una);
         let sacked_mid = rtx.sacked_bytes();
         rtx.acknowledge(cumulative, |d| {
-            rack.note_delivery(d, false);
+            rack.note_acked(d, prior_highest_sacked);
             rack.advance(d, now, min_rtt);
             newest = sent_later(newest, d);
         });

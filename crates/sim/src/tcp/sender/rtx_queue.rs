@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use crate::engine::Nanos;
 use crate::tcp::ranges::RangeSet;
+use crate::tcp::segment::MAX_SACK_BLOCKS;
 
 /// The delivery-rate state when a record was last (re)sent (Linux `tcp_skb_cb.tx`, set by
 /// tcp_rate.c `tcp_rate_skb_sent`): the bytes delivered by then and when the latest of them
@@ -288,16 +289,23 @@ impl RtxQueue {
         self.records[0].start = ack;
     }
 
-    /// Records SACK blocks above the cumulative ACK; reports every record they complete
-    /// and returns the bytes newly SACKed. A record counts as SACKed once blocks cover all
-    /// of it.
+    /// Records SACK blocks above the cumulative ACK; reports every record they complete,
+    /// lowest first, and returns the bytes newly SACKed. A record counts as SACKed once
+    /// blocks cover all of it. The receiver lists its newest block first (RFC 2018 §4);
+    /// Linux sorts the blocks by sequence before walking the queue
+    /// (`tcp_sacktag_write_queue`), so data SACKed by two blocks of one ACK is not taken
+    /// for reordering.
     pub fn sack(&mut self, blocks: &[(u64, u64)], mut delivered: impl FnMut(Delivery)) -> u64 {
         let (Some(first), Some(last)) = (self.records.front(), self.records.back()) else {
             return 0;
         };
         let (low, high) = (first.start, last.end);
+        let mut sorted = [(0, 0); MAX_SACK_BLOCKS];
+        let sorted = &mut sorted[..blocks.len()];
+        sorted.copy_from_slice(blocks);
+        sorted.sort_unstable();
         let mut newly = 0;
-        for &(start, end) in blocks {
+        for &(start, end) in sorted.iter() {
             let (start, end) = (start.max(low), end.min(high));
             if start >= end || self.sacked_ranges.covered(start, end) == end - start {
                 continue;
@@ -403,6 +411,17 @@ mod tests {
         let mut ends = Vec::new();
         let n = q.sack(blocks, |d| ends.push(d.end));
         (n, ends)
+    }
+
+    #[test]
+    fn the_blocks_of_one_ack_are_walked_lowest_first() {
+        // The receiver lists its newest block first (RFC 2018 §4); Linux sorts them
+        // (tcp_sacktag_write_queue), so RACK sees deliveries in sequence order.
+        let mut q = ten();
+        assert_eq!(
+            deliveries(&mut q, &[(6 * MSS, 7 * MSS), (2 * MSS, 4 * MSS)]),
+            (3 * MSS, vec![3 * MSS, 4 * MSS, 7 * MSS])
+        );
     }
 
     #[test]
