@@ -154,13 +154,20 @@ def test_retransmission_error_is_over_the_kernels_count_or_80_segments() -> None
     assert math.isnan(_retransmits_error(None, 10))
 
 
-def test_a_late_emulator_flags_the_point() -> None:
-    rtt_s = 0.02  # 5 % of it is 1000 µs
-    assert flag({"emu_timing_error_us_p99_us": 900.0}, rtt_s, 0.05) == ""
+def test_a_late_emulator_flags_the_point(tmp_path: Path) -> None:
+    grid = calibrate.load_grid(_grid(tmp_path, SMALL_GRID))
+    # 20 ms RTT (5 % of it is 1000 µs); 17 packets of 1500 B at 10 Mb/s drain in 20.4 ms.
+    point = grid.point("10Mbps-10ms-q1bdp-reno")
+    assert flag({"emu_timing_error_us_p99_us": 900.0}, point, 0.05) == ""
     assert "p99 lateness 1100 µs > 5 % of the 20 ms RTT" in flag(
-        {"emu_timing_error_us_p99_us": 1100.0}, rtt_s, 0.05
+        {"emu_timing_error_us_p99_us": 1100.0}, point, 0.05
     )
-    assert "TUN writes failed" in flag({"emu_tun_write_errors": 3}, rtt_s, 0.05)
+    assert "TUN writes failed" in flag({"emu_tun_write_errors": 3}, point, 0.05)
+    # A stall shorter than the queue's drain time cannot overflow it; a longer one can.
+    assert flag({"emu_timing_error_us_max_us": 20_000.0}, point, 0.05) == ""
+    assert "emulator stalled 21000 µs, longer than the queue drains (20400 µs)" in flag(
+        {"emu_timing_error_us_max_us": 21_000.0}, point, 0.05
+    )
 
 
 def test_the_median_trusted_kernel_run_is_compared(tmp_path: Path) -> None:

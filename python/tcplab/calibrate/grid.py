@@ -128,6 +128,11 @@ class GridPoint:
     def bdp_bytes(self) -> float:
         return self.rate_bps * self.rtt_s / 8
 
+    @property
+    def queue_drain_s(self) -> float:
+        """How long the full drop-tail queue takes to leave at the link's rate."""
+        return self.queue_packets * PACKET_BYTES * 8 / self.rate_bps
+
     def params(self) -> dict[str, Any]:
         """The values of the grid scenario's swept fields (SWEPT) for this point."""
         values = (
