@@ -460,8 +460,10 @@ impl Sender {
         if retransmission {
             self.stats.retransmits += 1;
         } else {
-            let tso_segs = self.tso_segs();
-            self.sndbuf.sent(seg.end(), tso_segs);
+            if self.sndbuf.counts_skbs() {
+                let tso_segs = self.tso_segs();
+                self.sndbuf.sent(seg.end(), tso_segs);
+            }
             if len < self.mss {
                 self.snd_sml = seg.end();
             }

@@ -85,7 +85,8 @@ impl SendBuffer {
         }
     }
 
-    fn linux(&self) -> bool {
+    /// Whether the buffer is Linux's, which keeps track of its skbs.
+    pub fn counts_skbs(&self) -> bool {
         self.accounting == SndbufAccounting::Linux
     }
 
@@ -94,7 +95,7 @@ impl SendBuffer {
     /// skb's head (`tcp_skb_entail`, freed with the skb).
     pub fn charged(&self, s: Seqs) -> u64 {
         let payload = s.written - s.snd_una;
-        if self.linux() {
+        if self.counts_skbs() {
             payload + SKB_HEAD_TRUESIZE * self.skb_ends.len() as u64
         } else {
             payload
@@ -126,7 +127,7 @@ impl SendBuffer {
         if self.nospace {
             return 0;
         }
-        if !self.linux() {
+        if !self.counts_skbs() {
             return self.limit.saturating_sub(self.charged(s));
         }
         let tail = self.tail_room(s, size_goal);
@@ -138,7 +139,7 @@ impl SendBuffer {
     /// The application wrote `bytes` (at most `space`); Linux appends them to the last skb
     /// while it takes data, then to new skbs of at most the size goal.
     pub fn write(&mut self, s: Seqs, bytes: u64, size_goal: u64) {
-        if !self.linux() || bytes == 0 {
+        if !self.counts_skbs() || bytes == 0 {
             return;
         }
         let tail = self.tail_room(s, size_goal).min(bytes);
@@ -156,7 +157,7 @@ impl SendBuffer {
     /// A write found no room: the writer sleeps (`sk_stream_wait_memory`, or poll() after
     /// EAGAIN) with SOCK_NOSPACE set. A Payload buffer wakes it at the first free byte.
     pub fn wait_for_space(&mut self) {
-        self.nospace = self.linux();
+        self.nospace = self.counts_skbs();
     }
 
     /// The cumulative ACK reached `s.snd_una`: skbs wholly acknowledged are freed
@@ -175,11 +176,8 @@ impl SendBuffer {
 
     /// A segment of new data ending at `end` left. Linux transmits at most `tso_segs`
     /// segments of an skb at once and splits the rest off into a new skb, charged its
-    /// own head (`tcp_write_xmit` → `tso_fragment`).
+    /// own head (`tcp_write_xmit` → `tso_fragment`). For a buffer that `counts_skbs`.
     pub fn sent(&mut self, end: u64, tso_segs: u64) {
-        if !self.linux() {
-            return;
-        }
         self.burst += 1;
         if self.skb_ends.binary_search(&end).is_ok() {
             self.burst = 0;
@@ -191,7 +189,7 @@ impl SendBuffer {
     /// The window stopped a transmission at `end`: Linux sent the skb's head up to the
     /// window and split the rest off (`tcp_mss_split_point`, `tso_fragment`).
     pub fn window_stops(&mut self, end: u64) {
-        if self.linux() && self.burst > 0 {
+        if self.burst > 0 {
             self.split(end);
         }
     }
