@@ -476,13 +476,3 @@ def test_model_refuses_rack_with_sack_only_where_it_would_recover_losses() -> No
     capabilities.check(make_plan(**rack), "model")
     capabilities.check(make_plan(**loss, tcp__loss_recovery="rack"), "model")
 
-
-def test_model_refuses_linux_send_buffer_accounting_only_where_sndbuf_is_its_window() -> None:
-    # Linux doubles SO_SNDBUF and charges each skb's head against it (tcp_sendmsg); the
-    # model's W = min(sndbuf, rwnd) takes sndbuf as payload, which holds where rwnd is W.
-    linux = {"tcp__sndbuf_accounting": "linux"}
-    with pytest.raises(Unsupported, match=r"hosts\.0\.tcp\.sndbuf_accounting") as raised:
-        capabilities.check(make_plan(**linux, hosts__0__tcp__sndbuf=16_384), "model")
-    assert raised.value.supported_by == ("sim", "emu")
-    capabilities.check(make_plan(**linux), "model")
-    capabilities.check(make_plan(hosts__0__tcp__sndbuf=16_384), "model")

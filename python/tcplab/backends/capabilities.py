@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tcplab.analytic.window import window_limit_bytes
 from tcplab.backends import BACKENDS  # noqa: E402
 from tcplab.errors import Unsupported
 from tcplab.measure.media import HEADER
@@ -60,8 +59,10 @@ MODEL_KINDS = ("bulk", "file")
 #   slow-start ramp (with its gamma from delayed ACKs and ABC) do not include.
 # - loss_recovery: on a path without losses nothing is recovered; with losses PFTK's
 #   timeout term is recovery by duplicate ACKs', so RACK-TLP with SACK is refused there.
-# - sndbuf_accounting: it matters only where sndbuf sets the model's window, and there
-#   Linux's accounting is refused.
+# - sndbuf_accounting: the model's window takes sndbuf as payload either way. With
+#   Linux's accounting a sender holds more (up to about twice sndbuf, as its skbs and
+#   writer wake-ups allow), so where sndbuf sets the window the model's bound is a lower
+#   bound of the sim's and the kernel's (docs/models/analytic-tcp.md).
 EMU_KINDS = ("bulk", "file", "rr", "media")
 # Linux's delayed-ACK timer adapts between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX
 # (200 ms) (include/net/tcp.h) and cannot be set per socket.
@@ -243,13 +244,6 @@ def _lossy(plan: Mapping[str, Any]) -> bool:
 
 def _linux_cubic(tcp: Mapping[str, Any]) -> bool:
     return LINUX_CC.get(str(tcp["cc"])) == "cubic"
-
-
-def _model_window_is_the_send_buffer(plan: Mapping[str, Any]) -> bool:
-    """The model's window would be the sender's sndbuf (below the receiver's window)."""
-    sender, receiver = (host["tcp"] for host in plan["hosts"][:2])
-    scaling = bool(sender["window_scaling"]) and bool(receiver["window_scaling"])
-    return window_limit_bytes(sender["sndbuf"], receiver["rcvbuf"], scaling)[1] == "sndbuf"
 
 
 _EMU_RUNS = "the emu backend runs on this machine's kernel"
@@ -445,15 +439,6 @@ REGISTRY: tuple[Capability, ...] = (
         " sndbuf_accounting = 'payload' cannot be emulated; set sndbuf_accounting = 'linux'"
         " to run this scenario on emu",
         when=lambda at: at.value != "linux",
-    ),
-    only(
-        "hosts.0.tcp.sndbuf_accounting",
-        ("sim", "emu"),
-        "the model's window is sndbuf bytes of payload; Linux's accounting lets the sender"
-        " hold up to about twice that, as its skb sizes and writer wake-ups allow, for which"
-        " the model has no formula: run on the sim backend, or give sndbuf_accounting ="
-        " 'payload' or a sndbuf of at least the receive window",
-        when=lambda at: at.value == "linux" and _model_window_is_the_send_buffer(at.plan),
     ),
     only(
         "tcp.handshake",
