@@ -73,6 +73,8 @@ pub struct Simulation {
     /// Link i's forward direction is channel 2i, its reverse 2i + 1.
     channels: Vec<Channel>,
     carriers: Vec<Carrier>,
+    /// Per channel, the event queue's delay line its packets in propagation wait on.
+    arrival_lines: Vec<u32>,
     /// The 802.11 media, which carry the wlan links' channels instead.
     wlan: Wlan,
     /// The links that carry ATM cells, if any (crate::atm).
@@ -112,6 +114,28 @@ fn traced_samples(plan: &Plan, flows: &[Flow]) -> usize {
     traced.count() * usize::try_from(samples).unwrap_or(usize::MAX)
 }
 
+/// Per channel, its delay line (`EventQueue::schedule_on_line`). A frame leaving a line of
+/// fixed delay d at `now` arrives at now + d, and `now` never decreases: the arrivals of
+/// every channel of delay d come in time order, so they share one line, and a thousand
+/// access links of equal delay put one event in the heap instead of one per link with a
+/// packet in flight. A line with a schedule (varying delay) has a line of its own.
+fn arrival_lines(plan: &Plan) -> Vec<u32> {
+    let mut by_delay = std::collections::HashMap::new();
+    let mut lines = 0u32;
+    let mut new_line = || {
+        lines += 1;
+        lines - 1
+    };
+    plan.links
+        .iter()
+        .flat_map(|link| [&link.forward, &link.reverse])
+        .map(|ch| match ch.schedule {
+            Some(_) => new_line(),
+            None => *by_delay.entry(ch.delay_ns).or_insert_with(&mut new_line),
+        })
+        .collect()
+}
+
 impl Simulation {
     pub fn new(plan: Plan) -> Self {
         let mut channels = Vec::with_capacity(plan.links.len() * 2);
@@ -145,6 +169,7 @@ impl Simulation {
             })
             .collect();
         Self {
+            arrival_lines: arrival_lines(&plan),
             now: 0,
             events: EventQueue::default(),
             packets: Packets::default(),
@@ -224,7 +249,11 @@ impl Simulation {
                 });
                 match departure.arrival {
                     // A channel's packets arrive in the order they left: its delay line.
-                    Ok((packet, at)) => self.events.schedule_on_line(ch, at, Event::Arrive(packet)),
+                    Ok((packet, at)) => {
+                        let line = self.arrival_lines[ch] as usize;
+                        self.events
+                            .schedule_on_line(line, at, Event::Arrive(packet));
+                    }
                     Err(lost) => self.lose(lost),
                 }
                 if let Some(at) = departure.next_done {

@@ -1,22 +1,26 @@
-//! Future event list: binary heaps ordered by (time, rank, insertion number). The
-//! insertion number breaks ties first-in first-out, so events scheduled for the same
-//! nanosecond run in the order they were scheduled and a run never depends on heap
-//! internals. An event scheduled "behind" ranks after every ordinary event of its
-//! nanosecond, whenever either was scheduled: ATM cells yield to packet events at the same
-//! instant, the order they had when cells kept a schedule of their own.
+//! Future event list, ordered by (time, rank, insertion number). The insertion number
+//! breaks ties first-in first-out, so events scheduled for the same nanosecond run in the
+//! order they were scheduled and a run never depends on the queue's internals. An event
+//! scheduled "behind" ranks after every ordinary event of its nanosecond, whenever either
+//! was scheduled: ATM cells yield to packet events at the same instant, the order they had
+//! when cells kept a schedule of their own.
 //!
-//! Events scheduled on a delay line (a channel's packets in propagation, which reach its
-//! far end in the order they left) wait in that line's FIFO, and only the line's earliest
-//! is in the heap: with a window of thousands of packets in flight the heap stays as small
-//! as the number of lines, not of packets. The order is the same as if every event were in
-//! the heap, because a line's events are scheduled in time order and each keeps its
-//! insertion number. The heap itself is two: one of the events due soon, which most events
-//! pass through, and one of those due later (timers), see `EventQueue::near`.
+//! Events scheduled on a delay line (packets in propagation, which reach the far end in the
+//! order they left) wait in that line's FIFO, and only the line's earliest is queued: with a
+//! window of thousands of packets in flight the queue holds as many of them as there are
+//! lines, not packets. The order is the same as if every event were queued, because a
+//! line's events are scheduled in time order and each keeps its insertion number. The
+//! queued events wait in a timing wheel (queue/wheel.rs) whose cost per event does not grow
+//! with the number of events pending.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+
+use wheel::Wheel;
 
 use super::Nanos;
+
+mod wheel;
 
 /// The top bit of an entry's `seq`: the event was scheduled behind.
 const BEHIND: u64 = 1 << 63;
@@ -33,10 +37,10 @@ struct Entry<E> {
     line: u32,
 }
 
-/// A delay line's events after its earliest (which is in the heap), in time order.
+/// A delay line's events after its earliest (which is queued), in time order.
 struct Line<E> {
     waiting: VecDeque<(Nanos, u64, E)>,
-    head_in_heap: bool,
+    head_queued: bool,
     last_at: Nanos,
 }
 
@@ -58,19 +62,8 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// How far past the earliest event the near heap reaches when it is refilled: 16.8 ms,
-/// longer than a terrestrial path's propagation and a link's serialization, shorter than
-/// the delayed-ACK and retransmission timers.
-const NEAR_SPAN: Nanos = 1 << 24;
-
 pub struct EventQueue<E> {
-    /// The events due before `horizon`; every other event is in `far`. Most events are
-    /// due within microseconds (serialization, the next packet of a line) while the timers
-    /// of every connection wait tens or hundreds of milliseconds ahead: apart, the events
-    /// popped most often come from a heap of a few entries, not of every timer.
-    near: BinaryHeap<Entry<E>>,
-    far: BinaryHeap<Entry<E>>,
-    horizon: Nanos,
+    events: Wheel<E>,
     lines: Vec<Line<E>>,
     next_seq: u64,
     popped: u64,
@@ -79,9 +72,7 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
-            near: BinaryHeap::new(),
-            far: BinaryHeap::new(),
-            horizon: 0,
+            events: Wheel::default(),
             lines: Vec::new(),
             next_seq: 0,
             popped: 0,
@@ -102,13 +93,13 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` on delay line `line` (any number; lines are made as used). It
     /// runs exactly when and in the order [`EventQueue::schedule`] would run it; an event
-    /// earlier than the line's last one goes to the heap directly, so the line stays in
+    /// earlier than the line's last one is queued directly, so the line stays in
     /// time order.
     pub fn schedule_on_line(&mut self, line: usize, at: Nanos, event: E) {
         if line >= self.lines.len() {
             self.lines.resize_with(line + 1, || Line {
                 waiting: VecDeque::new(),
-                head_in_heap: false,
+                head_queued: false,
                 last_at: 0,
             });
         }
@@ -116,7 +107,7 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         let l = &mut self.lines[line];
         if at < l.last_at {
-            self.push_entry(Entry {
+            self.events.push(Entry {
                 at,
                 seq,
                 event,
@@ -125,12 +116,12 @@ impl<E> EventQueue<E> {
             return;
         }
         l.last_at = at;
-        if l.head_in_heap {
+        if l.head_queued {
             l.waiting.push_back((at, seq, event));
         } else {
-            l.head_in_heap = true;
+            l.head_queued = true;
             let line = line as u32;
-            self.push_entry(Entry {
+            self.events.push(Entry {
                 at,
                 seq,
                 event,
@@ -140,7 +131,7 @@ impl<E> EventQueue<E> {
     }
 
     fn push(&mut self, at: Nanos, seq: u64, event: E) {
-        self.push_entry(Entry {
+        self.events.push(Entry {
             at,
             seq,
             event,
@@ -149,57 +140,22 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
     }
 
-    fn push_entry(&mut self, entry: Entry<E>) {
-        if entry.at < self.horizon {
-            self.near.push(entry);
-        } else {
-            self.far.push(entry);
-        }
-    }
-
-    /// Moves the events due within [`NEAR_SPAN`] of the earliest far one to the near heap,
-    /// which is empty: every event left in `far` is then due after every event in `near`.
-    fn refill(&mut self) {
-        let Some(first) = self.far.peek() else {
-            return;
-        };
-        self.horizon = first.at.saturating_add(NEAR_SPAN);
-        while let Some(entry) = self.far.peek() {
-            if entry.at >= self.horizon {
-                break;
-            }
-            let entry = self.far.pop().expect("peeked");
-            self.near.push(entry);
-        }
-    }
-
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        if self.near.is_empty() {
-            self.refill();
-        }
-        let entry = self.near.pop()?;
+        let entry = self.events.pop()?;
         self.popped += 1;
         if entry.line != NO_LINE {
             let line = &mut self.lines[entry.line as usize];
             match line.waiting.pop_front() {
-                Some((at, seq, event)) => self.push_entry(Entry {
+                Some((at, seq, event)) => self.events.push(Entry {
                     at,
                     seq,
                     event,
                     line: entry.line,
                 }),
-                None => line.head_in_heap = false,
+                None => line.head_queued = false,
             }
         }
         Some((entry.at, entry.event))
-    }
-
-    /// When the earliest event is due.
-    pub fn peek_at(&self) -> Option<Nanos> {
-        self.near
-            .peek()
-            .or_else(|| self.far.peek())
-            .map(|entry| entry.at)
     }
 
     /// Events handled so far, reported with every run as a measure of work done.
@@ -218,7 +174,6 @@ mod tests {
         q.schedule(30, "c");
         q.schedule(10, "a");
         q.schedule(20, "b");
-        assert_eq!(q.peek_at(), Some(10));
         assert_eq!(q.pop(), Some((10, "a")));
         assert_eq!(q.pop(), Some((20, "b")));
         assert_eq!(q.pop(), Some((30, "c")));
@@ -278,41 +233,119 @@ mod tests {
         }
     }
 
-    /// Far and near events, ordinary and behind, come out in (time, rank, insertion) order
-    /// whatever the heap they wait in: the order of one sorted list of them all.
+    /// Events at every distance, ordinary, behind and on delay lines, scheduled while
+    /// others run (some for the very nanosecond being run), come out in (time, rank,
+    /// insertion) order: that of one sorted list of them all. The distances straddle the
+    /// wheel's slots (2^10 ns) and its reach (2^24 ns), and reach years ahead.
     #[test]
-    fn near_and_far_events_come_out_in_one_order() {
+    fn events_at_every_distance_come_out_in_one_order() {
         use rand::{Rng, SeedableRng};
-        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
-        let mut q = EventQueue::default();
-        let mut reference = std::collections::BTreeSet::new();
-        let mut now = 0;
-        for id in 0..20_000u64 {
-            if rng.gen_bool(0.45) {
-                if let Some((at, got)) = q.pop() {
-                    let (want_at, (_, want)) = reference.pop_first().expect("as many events");
-                    assert_eq!((at, got), (want_at, want));
-                    now = at;
+        for seed in 0..20 {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let mut q = EventQueue::default();
+            let mut reference = std::collections::BTreeSet::new();
+            let mut now = 0;
+            for id in 0..20_000u64 {
+                if rng.gen_bool(0.45) {
+                    if let Some((at, got)) = q.pop() {
+                        let (want_at, _, want) = reference.pop_first().expect("as many events");
+                        assert_eq!((at, got), (want_at, want), "seed {seed}");
+                        now = at;
+                    }
+                    continue;
                 }
-                continue;
+                let ahead = match rng.gen_range(0..8) {
+                    0 => 0,
+                    1 => rng.gen_range(0..1 << 10),
+                    2 => rng.gen_range(0..1 << 14),
+                    3 | 4 => rng.gen_range(0..1 << 24),
+                    5 => rng.gen_range((1 << 24) - (1 << 12)..(1 << 24) + (1 << 12)),
+                    6 => rng.gen_range(0..1 << 30),
+                    _ => rng.gen_range(0..1 << 60),
+                };
+                let at = now + ahead;
+                let behind = match rng.gen_range(0..6) {
+                    0 => {
+                        q.schedule_behind(at, id);
+                        true
+                    }
+                    // Lines of a fixed delay (in time order), or not.
+                    1 => {
+                        q.schedule_on_line(0, now + 5_000_000, id);
+                        reference.insert((now + 5_000_000, false, id));
+                        continue;
+                    }
+                    2 => {
+                        q.schedule_on_line(1 + id as usize % 3, at, id);
+                        false
+                    }
+                    _ => {
+                        q.schedule(at, id);
+                        false
+                    }
+                };
+                reference.insert((at, behind, id));
             }
-            // Microseconds to seconds ahead, around NEAR_SPAN.
-            let at =
-                now + rng.gen_range(0..4 * NEAR_SPAN) / [1, 1_000, 100_000][rng.gen_range(0..3)];
-            let behind = rng.gen_bool(0.2);
-            if behind {
-                q.schedule_behind(at, id);
-            } else {
-                q.schedule(at, id);
-            }
-            reference.insert((at, (behind, id)));
+            let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            let want: Vec<_> = reference.into_iter().map(|(at, _, id)| (at, id)).collect();
+            assert_eq!(rest, want, "seed {seed}");
         }
-        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        let want: Vec<_> = reference
-            .into_iter()
-            .map(|(at, (_, id))| (at, id))
-            .collect();
-        assert_eq!(rest, want);
+    }
+
+    /// Timers far beyond the wheel's reach, down to the last nanosecond a clock can
+    /// name, run in order after the wheel's events, and a wheel emptied for long gaps
+    /// takes the next ones up.
+    #[test]
+    fn far_future_timers_run_in_order() {
+        let mut q = EventQueue::default();
+        q.schedule(u64::MAX, "end of time");
+        q.schedule(3 << 40, "third");
+        q.schedule(1 << 40, "first");
+        q.schedule(2_000, "soon");
+        q.schedule((1 << 40) + 1, "first + 1 ns");
+        q.schedule(u64::MAX, "end of time, again");
+        q.schedule(1 << 40, "first, again");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            [
+                (2_000, "soon"),
+                (1 << 40, "first"),
+                (1 << 40, "first, again"),
+                ((1 << 40) + 1, "first + 1 ns"),
+                (3 << 40, "third"),
+                (u64::MAX, "end of time"),
+                (u64::MAX, "end of time, again"),
+            ]
+        );
+    }
+
+    /// A connection's timer moved earlier is scheduled again and the stale event stays:
+    /// both run, in time order, and an event scheduled for the nanosecond being run runs
+    /// after the events of that nanosecond already queued.
+    #[test]
+    fn rescheduled_and_same_instant_events_keep_their_places() {
+        let mut q = EventQueue::default();
+        q.schedule(200_000_000, "rto, stale");
+        q.schedule(1_000, "ack");
+        q.schedule(1_000, "ack 2");
+        q.schedule(40_000_000, "rto");
+        assert_eq!(q.pop(), Some((1_000, "ack")));
+        q.schedule(1_000, "sent at once");
+        q.schedule(1_001, "next nanosecond");
+        q.schedule_behind(1_000, "cell");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            [
+                (1_000, "ack 2"),
+                (1_000, "sent at once"),
+                (1_000, "cell"),
+                (1_001, "next nanosecond"),
+                (40_000_000, "rto"),
+                (200_000_000, "rto, stale"),
+            ]
+        );
     }
 
     #[test]
