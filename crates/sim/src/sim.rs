@@ -80,8 +80,10 @@ pub struct Simulation {
     /// The links that carry ATM cells, if any (crate::atm).
     atm: Option<AtmNet>,
     /// Per node: its CPU, or None for a host whose work costs nothing and for routers
-    /// (a PEP's relay works at no cost).
-    cpus: Vec<Option<Cpu<Job>>>,
+    /// (a PEP's relay works at no cost). Boxed: every packet reaching a host looks its
+    /// entry up, and a table of pointers stays in the caches where a thousand hosts' CPU
+    /// records would not.
+    cpus: Vec<Option<Box<Cpu<Job>>>>,
     /// Hosts given work since their CPU last looked for more.
     touched: Vec<usize>,
     /// The TCP connections: one per flow, or one per segment of a flow a PEP splits.
@@ -178,7 +180,11 @@ impl Simulation {
             wlan,
             atm,
             cpus: (0..plan.node_count())
-                .map(|n| plan.hosts.get(n).and_then(|h| h.cpu.as_ref().map(Cpu::new)))
+                .map(|n| {
+                    plan.hosts
+                        .get(n)
+                        .and_then(|h| h.cpu.as_ref().map(|c| Box::new(Cpu::new(c))))
+                })
                 .collect(),
             touched: Vec::new(),
             all_sized: pending == flows.len(),

@@ -23,31 +23,35 @@ impl Network {
 
     /// The channels from host `src` to host `dst` along a path with the fewest hops, which
     /// only routers forward on (a host is an end system, RFC 1122 §1.1.1). Breadth-first
-    /// search in link order, so equal-length paths are chosen the same way every run.
+    /// search in link order, so equal-length paths are chosen the same way every run. Hosts
+    /// other than `dst` are dead ends and are not searched through: a route costs its
+    /// routers' links, not a pass over every host (a dumbbell of a thousand flows asks for
+    /// thousands of routes).
     pub fn route(&self, src: usize, dst: usize) -> Option<Vec<usize>> {
-        let mut came_by: Vec<Option<(usize, usize)>> = vec![None; self.adjacent.len()];
-        let mut seen = vec![false; self.adjacent.len()];
-        seen[src] = true;
+        if src == dst {
+            return Some(Vec::new());
+        }
+        let router = |node: usize| node.checked_sub(self.hosts);
+        // Per router, the node and channel it was first reached by.
+        let mut came_by: Vec<Option<(usize, usize)>> = vec![None; self.adjacent.len() - self.hosts];
         let mut frontier = VecDeque::from([src]);
         while let Some(node) = frontier.pop_front() {
-            if node == dst {
-                let mut channels = Vec::new();
-                let mut at = dst;
-                while let Some((from, channel)) = came_by[at] {
-                    channels.push(channel);
-                    at = from;
-                }
-                channels.reverse();
-                return Some(channels);
-            }
-            if node != src && node < self.hosts {
-                continue;
-            }
             for &(next, channel) in &self.adjacent[node] {
-                if !seen[next] {
-                    seen[next] = true;
-                    came_by[next] = Some((node, channel));
-                    frontier.push_back(next);
+                if next == dst {
+                    let mut channels = vec![channel];
+                    let mut at = node;
+                    while let Some((from, channel)) = router(at).and_then(|r| came_by[r]) {
+                        channels.push(channel);
+                        at = from;
+                    }
+                    channels.reverse();
+                    return Some(channels);
+                }
+                if let Some(r) = router(next) {
+                    if next != src && came_by[r].is_none() {
+                        came_by[r] = Some((node, channel));
+                        frontier.push_back(next);
+                    }
                 }
             }
         }
