@@ -92,6 +92,8 @@ def tcp(
     return {
         "cc": cc,
         "sndbuf": sndbuf,
+        # ns-3's TcpTxBuffer holds SndBufSize bytes of data, not Linux's skb memory.
+        "sndbuf_accounting": "payload",
         "rcvbuf": rcvbuf,
         "mss": 1460,
         "initial_window": initial_window,
