@@ -102,6 +102,7 @@ delay = ["10ms"]
 queue_bdp = [1]
 cc = ["cubic"]
 flows = [1, 3]
+start_jitter = "20ms"
 """,
     )
     grid = calibrate.load_grid(path)
@@ -113,6 +114,7 @@ flows = [1, 3]
     # One connection leaves the app untouched, so its scenario (and its hash) is the one
     # it had before the axis existed.
     assert grid.spec.sweep.parameters["app.parallel"] == [None, 3]
+    assert grid.spec.sweep.parameters["app.start_jitter"] == [None, "20ms"]
     sim, _, _ = calibrate.run.run_sim(grid, tmp_path / "out", {p.name for p in grid.points}, jobs=1)
     three = sim[sim["point"] == "10Mbps-10ms-q1bdp-cubic-flows3"].iloc[0]
     assert three["goodput_bps"] > 0.9 * 10e6 and 0.8 < three["fairness"] <= 1.0
@@ -124,6 +126,7 @@ flows = [1, 3]
         ('cc = ["vegas"]', ["sets.0.cc.0: "]),
         ('cc = ["reno"]\nflows = [0]', ["sets.0.flows.0: "]),
         ('cc = ["reno"]\nqueue_bdp = [0]', ["sets.0.queue_bdp.0: "]),
+        ('cc = ["reno"]\nstart_jitter = "20ms"', ["sets.0: start_jitter: only for a set with"]),
         ('cc = ["reno"]\nsndbuf = ["lots"]', ["sets.0: sndbuf: ", "base.links: the grid makes"]),
     ],
 )

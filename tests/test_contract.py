@@ -72,6 +72,11 @@ def _shape(node: Any) -> Any:
     return type(node)(0)
 
 
+def test_parallel_connections_that_open_apart_are_of_the_cores_schema() -> None:
+    app = {"kind": "bulk", "parallel": 3, "start_jitter": "5ms"}
+    check_plan(resolve(validate_spec({**PATH, "app": app})))
+
+
 def test_the_tests_own_plan_is_of_the_cores_schema() -> None:
     check_plan(make_plan())
 

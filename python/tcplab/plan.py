@@ -193,6 +193,8 @@ def _app(app: App) -> dict[str, Any]:
         plan["direction"] = app.direction
     if app.parallel is not None and app.parallel > 1:
         plan["parallel"] = app.parallel
+        if app.start_jitter:
+            plan["start_jitter_ns"] = app.start_jitter
     # Only an emu scenario that runs iperf3 has the key (the simulator's plan has no such
     # field, and the spec refuses iperf3 on other backends).
     if app.tool not in (None, "tcplab"):
@@ -493,7 +495,7 @@ def topology_form(plan: dict[str, Any]) -> dict[str, Any]:
     flow. A path-form plan (two hosts, links in order, one app) becomes the topology it
     describes: host 0 is node 0, host 1 node 1, the router after link k node k + 2 (named
     ``after-links.k``); its app becomes one flow from host 0 to host 1 (`parallel` of them
-    if it says so), or one per leg of a
+    if it says so, each with the app's `start_jitter_ns`), or one per leg of a
     message sent both ways (the second opening once the first is received), or one per
     media stream (TCP streams of one direction sharing one when the app says so).
     """
@@ -520,14 +522,16 @@ def _flow(src: int, dst: int, app: dict[str, Any], after: int | None = None) -> 
 
 def _one_way(app: dict[str, Any]) -> dict[str, Any]:
     """A flow's app: the path form's app without the keys that say how it becomes flows."""
-    return {key: value for key, value in app.items() if key not in ("direction", "parallel")}
+    path_keys = ("direction", "parallel", "start_jitter_ns")
+    return {key: value for key, value in app.items() if key not in path_keys}
 
 
 def _path_flows(app: dict[str, Any]) -> list[dict[str, Any]]:
     """The flows of a path-form app, each carrying its data from its src to its dst."""
     one_way = _one_way(app)
     if app.get("parallel"):
-        return [_flow(0, 1, one_way) for _ in range(app["parallel"])]
+        jitter = {"start_jitter_ns": app.get("start_jitter_ns", 0)}
+        return [_flow(0, 1, one_way) | jitter for _ in range(app["parallel"])]
     if app["kind"] == "media":
         return _media_flows(one_way)
     if app["kind"] == "message" and app.get("direction") == "downstream":

@@ -14,10 +14,16 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 /// unwinding into Python. The GIL is released while the simulation runs.
 #[pyfunction]
 fn run(py: Python<'_>, plan_json: &str) -> PyResult<String> {
-    let outcome =
-        py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tcplab_sim::run_json(plan_json))));
+    simulated(
+        py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tcplab_sim::run_json(plan_json)))),
+    )
+}
+
+/// What the core returned, or the Python exception of its error: ValueError for a plan it
+/// refuses, RuntimeError for a panic, which must not unwind into Python.
+fn simulated<T>(outcome: std::thread::Result<Result<T, tcplab_sim::PlanError>>) -> PyResult<T> {
     match outcome {
-        Ok(Ok(result)) => Ok(result),
+        Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
         Err(panic) => Err(PyRuntimeError::new_err(format!(
             "tcplab simulator fault (please report): {}",
@@ -37,31 +43,23 @@ fn run(py: Python<'_>, plan_json: &str) -> PyResult<String> {
 fn run_columnar<'py>(py: Python<'py>, plan_json: &str) -> PyResult<Bound<'py, PyTuple>> {
     let outcome =
         py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| tcplab_sim::run_columnar(plan_json))));
-    match outcome {
-        Ok(Ok((result, tables, captures))) => {
-            let parts = PyDict::new(py);
-            for table in tables {
-                parts.set_item(table.name, columns(py, table)?)?;
-            }
-            let files = PyDict::new(py);
-            for capture in captures {
-                files.set_item(capture.name, PyBytes::new(py, &capture.pcap))?;
-            }
-            PyTuple::new(
-                py,
-                [
-                    result.into_pyobject(py)?.into_any(),
-                    parts.into_any(),
-                    files.into_any(),
-                ],
-            )
-        }
-        Ok(Err(e)) => Err(PyValueError::new_err(e.to_string())),
-        Err(panic) => Err(PyRuntimeError::new_err(format!(
-            "tcplab simulator fault (please report): {}",
-            panic_message(&*panic)
-        ))),
+    let (result, tables, captures) = simulated(outcome)?;
+    let parts = PyDict::new(py);
+    for table in tables {
+        parts.set_item(table.name, columns(py, table)?)?;
     }
+    let files = PyDict::new(py);
+    for capture in captures {
+        files.set_item(capture.name, PyBytes::new(py, &capture.pcap))?;
+    }
+    PyTuple::new(
+        py,
+        [
+            result.into_pyobject(py)?.into_any(),
+            parts.into_any(),
+            files.into_any(),
+        ],
+    )
 }
 
 /// Values per bytes object of a column: 1 Mi values, 8 MiB of f64.
@@ -99,6 +97,13 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// When each flow of a plan (JSON text) opens, in ns from the run's start: its start plus
+/// its seeded draw from its start jitter, as the simulator opens it. Errors as `run`.
+#[pyfunction]
+fn flow_openings(plan_json: &str) -> PyResult<Vec<u64>> {
+    simulated(catch_unwind(|| tcplab_sim::flow_openings_json(plan_json)))
 }
 
 /// Runs the link emulator (crates/emu) with a config given as JSON until its stop
@@ -173,6 +178,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(constants, m)?)?;
     m.add_function(wrap_pyfunction!(run_columnar, m)?)?;
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_openings, m)?)?;
     // The package's version (maturin takes it from this crate's), read by tcplab.version
     // without importlib.metadata, whose import costs a small run a tenth of its CPU.
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -148,13 +148,15 @@ fn receiver(tcp: &TcpPlan) -> Receiver {
     })
 }
 
-/// A draw from [0, `jitter`) ns for flow `flow`'s start (`FlowPlan::start_jitter_ns`).
-fn start_jitter(flow: usize, jitter: Nanos, seed: u64) -> Nanos {
+/// When scenario flow `flow` opens (unless it waits `after` another): its start plus a
+/// draw from [0, `start_jitter_ns`) from the stream `flows.<flow>.start_jitter`.
+pub(crate) fn opening_ns(flow: usize, plan: &FlowPlan, seed: u64) -> Nanos {
+    let jitter = plan.start_jitter_ns;
     if jitter == 0 {
-        return 0;
+        return plan.start_ns;
     }
     let mut rng = RngStream::new(seed, &format!("flows.{flow}.start_jitter"));
-    ((rng.uniform() * jitter as f64) as Nanos).min(jitter - 1)
+    plan.start_ns + ((rng.uniform() * jitter as f64) as Nanos).min(jitter - 1)
 }
 
 /// `from`'s sender and `to`'s receiver agree on their options as `Flow::open_established`
@@ -245,7 +247,7 @@ impl Flow {
             hosts: [plan.src, plan.dst],
             routes,
             sides: [client, server],
-            start_ns: plan.start_ns + start_jitter(flow, plan.start_jitter_ns, seed),
+            start_ns: opening_ns(flow, plan, seed),
             after: plan.after,
             started_at: None,
             bytes: app.bytes,

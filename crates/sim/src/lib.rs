@@ -56,6 +56,18 @@ pub fn run_json_capturing(plan_json: &str) -> Result<(String, Vec<Capture>), Pla
     Ok((serde_json::to_string(&result)?, captures))
 }
 
+/// Parses and validates a plan given as JSON; returns when each of its flows opens (ns),
+/// with the draw from its start jitter that the simulation makes: the one draw, so that the
+/// emu backend opens its connections at the same instants. A flow that waits `after` another
+/// opens once that one is received, later than this.
+pub fn flow_openings_json(plan_json: &str) -> Result<Vec<u64>, PlanError> {
+    let plan = Plan::from_json(plan_json)?;
+    let openings = plan.flows.iter().enumerate();
+    Ok(openings
+        .map(|(k, f)| flow::opening_ns(k, f, plan.seed))
+        .collect())
+}
+
 /// Parses, validates and runs a plan given as JSON; returns the result's rows and scalars
 /// as JSON, its long parts as columns (crate::columns; absent from the JSON), and the
 /// packet captures the plan asked for.

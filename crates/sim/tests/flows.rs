@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{refused, run};
+use common::{complete, refused, run};
 use serde_json::{json, Value};
 
 fn tcp() -> Value {
@@ -106,6 +106,41 @@ fn start_jitter_delays_a_flow_by_a_seeded_draw_below_it() {
     p["flows"] = json!([{"src": 0, "dst": 2, "app": file},
         {"src": 1, "dst": 3, "app": file, "after": 0, "start_jitter_ns": 1}]);
     assert!(refused(&p).starts_with("flows.1.start_jitter_ns"));
+}
+
+#[test]
+fn flow_openings_are_the_draws_the_simulation_opens_flows_at() {
+    // What the emu backend opens its parallel connections at (tcplab._sim.flow_openings):
+    // each flow its own draw after its start, the same for one seed.
+    let file = json!({"kind": "file", "message_size": 65536, "bytes": 10_000});
+    let plan = |seed: u64, flows: usize| {
+        let mut p = dumbbell();
+        p["seed"] = json!(seed);
+        let flow = json!({"src": 0, "dst": 2, "app": file, "start_ns": 1_000_000,
+            "start_jitter_ns": 20_000_000});
+        p["flows"] = json!(vec![flow; flows]);
+        p
+    };
+    let openings = |p: &Value| tcplab_sim::flow_openings_json(&complete(p)).unwrap();
+    let four = openings(&plan(7, 4));
+    assert_eq!(four, openings(&plan(7, 4)));
+    assert_ne!(four, openings(&plan(8, 4)));
+    for (k, at) in four.iter().enumerate() {
+        assert!((1_000_000..21_000_000).contains(at), "{four:?}");
+        assert!(!four[..k].contains(at), "{four:?}");
+    }
+    // A file alone on the path finishes later than one opened at 0 by exactly its opening.
+    let alone = plan(7, 1);
+    let mut at_zero = alone.clone();
+    at_zero["flows"][0]["start_ns"] = json!(0);
+    at_zero["flows"][0]["start_jitter_ns"] = json!(0);
+    let completed = |p: &Value| run(p)["flows"][0]["completed_s"].as_f64().unwrap();
+    let later = completed(&alone) - completed(&at_zero);
+    assert!(
+        (later - openings(&alone)[0] as f64 / 1e9).abs() < 1e-9,
+        "{later}"
+    );
+    assert!(tcplab_sim::flow_openings_json("{}").is_err());
 }
 
 #[test]

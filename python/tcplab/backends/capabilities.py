@@ -498,6 +498,12 @@ REGISTRY: tuple[Capability, ...] = (
         " or emu backend",
     ),
     only(
+        "app.start_jitter_ns",
+        ("sim", "emu"),
+        "the model backend models a single connection, which opens at time 0; run parallel"
+        " connections that open apart on the sim or emu backend",
+    ),
+    only(
         "app.write_delay_ns",
         ("sim", "emu"),
         "the model backend has no model of an application that sleeps between writes",

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tcplab._sim import flow_openings
 from tcplab.backends import capabilities, emu_media, emu_pep
 from tcplab.backends.capabilities import LINUX_CC
 from tcplab.backends.rows import (
@@ -48,6 +49,7 @@ from tcplab.backends.rows import (
 from tcplab.emu import EmuError, EmuNetwork, HostSetup, require_root
 from tcplab.errors import FieldRefused
 from tcplab.measure.workload import Workload
+from tcplab.plan import topology_form
 from tcplab.shared import TCP_IP_HEADER_BYTES
 
 NS_PER_S = 1_000_000_000
@@ -239,12 +241,12 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "options": _options(sender, receiver=False),
         "test": test,
         "proxied": bool(relays),
-        # Parallel clients wait for one moment to open their data connections, as the
-        # simulator opens them together; a client started late opens at once.
-        "start_at_ns": start_at_ns,
     }
-    clients = [net.popen(0, [*child, json.dumps(client_config)]) for _ in range(count)]
+    configs = client_configs(plan, client_config, start_at_ns)
+    clients = [net.popen(0, [*child, json.dumps(config)]) for config in configs]
+    jitter_s = app.get("start_jitter_ns", 0) / NS_PER_S
     deadline = time.monotonic() + duration_s + 2 * SLACK_S + PARALLEL_START_NS / NS_PER_S
+    deadline += jitter_s
     connections = []
     for client in clients:
         try:
@@ -258,6 +260,23 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     if relays:
         measured["relays"] = emu_pep.finish_relays(relays, SLACK_S)
     return measured
+
+
+def client_configs(
+    plan: Mapping[str, Any], common: Mapping[str, Any], origin_ns: int | None
+) -> list[dict[str, Any]]:
+    """Each client's config: `common` and the CLOCK_MONOTONIC instant at which it opens its
+    data connection. That is `origin_ns`, the run's time 0, plus the moment the simulator
+    opens the same flow of the plan (its seeded draw from app.start_jitter_ns, the one
+    implementation of it, in the Rust core), so that parallel connections open as far
+    apart as in the simulator; a client started late opens at once. Without an origin
+    (one connection on an unscheduled path) the client opens at once."""
+    count = int(plan["app"].get("parallel", 1))
+    if origin_ns is None:
+        return [{**common, "start_at_ns": None} for _ in range(count)]
+    openings = flow_openings(json.dumps(topology_form(dict(plan))))
+    assert len(openings) == count, (openings, count)
+    return [{**common, "start_at_ns": origin_ns + opening} for opening in openings]
 
 
 def _packet_log_from_environment() -> dict[str, Any] | None:
@@ -477,7 +496,8 @@ def _namespace_counters(deltas: Sequence[Mapping[str, int]]) -> dict[str, int]:
 
 def _summed_intervals(connections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The connections' per-interval delivered bytes added up interval by interval (each
-    counted from its own client's start; parallel clients start together)."""
+    counted from its own client's start; parallel clients start together, or within
+    app.start_jitter_ns of each other)."""
     counts: list[int] = []
     for connection in connections:
         for k, interval in enumerate(connection["intervals"]):

@@ -61,6 +61,7 @@ SWEPT = (
     "hosts.0.tcp.sndbuf",
     "hosts.1.tcp.rcvbuf",
     "app.parallel",
+    "app.start_jitter",
 )
 Cc = Literal["reno", "newreno", "cubic", "bbr"]
 
@@ -91,6 +92,11 @@ class _Axes(BaseModel):
         description="connections from the sender to the receiver at once, competing for the"
         " path's bottleneck (app.parallel)",
     )
+    start_jitter: Duration | None = Field(
+        None,
+        description="the connections of a point with flows above 1 open at times drawn from"
+        " [0, this) (app.start_jitter); default: all at once",
+    )
 
 
 class _GridFile(BaseModel):
@@ -118,6 +124,7 @@ class GridPoint:
     sndbuf: int
     rcvbuf: int
     flows: int
+    start_jitter_ns: int | None = None
 
     @property
     def rtt_s(self) -> float:
@@ -149,6 +156,7 @@ class GridPoint:
             units.format_size(self.rcvbuf),
             # One connection leaves the app as the profile has it (no parallel field).
             self.flows if self.flows > 1 else None,
+            None if self.start_jitter_ns is None else units.format_duration(self.start_jitter_ns),
         )
         return dict(zip(SWEPT, values, strict=True))
 
@@ -212,6 +220,10 @@ def _size(text: str, auto: int, field: str) -> int:
 
 
 def _expand(axes: _Axes) -> list[GridPoint]:
+    if axes.start_jitter and max(axes.flows) < 2:
+        raise ValueError(
+            "start_jitter: only for a set with flows above 1, whose connections it spreads"
+        )
     points = []
     windows: list[int | None] = [*axes.initial_window] if axes.initial_window else [None]
     for kind, rate, delay, queue_bdp, cc, loss, window, sndbuf, rcvbuf, flows in itertools.product(
@@ -256,6 +268,7 @@ def _expand(axes: _Axes) -> list[GridPoint]:
                 sndbuf=_size(sndbuf, auto, "sndbuf"),
                 rcvbuf=_size(rcvbuf, auto, "rcvbuf"),
                 flows=flows,
+                start_jitter_ns=axes.start_jitter if flows > 1 and axes.start_jitter else None,
             )
         )
     return points

@@ -29,6 +29,7 @@ MIN_RATE = 1 / (365 * 24 * 3600)
 # measurement server serves at most 32 tests at once (tcplab.measure.server.MAX_TESTS).
 MAX_PARALLEL = 32
 
+
 class Stream(StrictModel):
     """One media stream: a message every `interval` (or `rate` per second) of `message_size`
     bytes (or `bit_rate` worth), over TCP or UDP (docs/models/media.md)."""
@@ -194,6 +195,12 @@ class App(StrictModel):
         description="bulk or file: this many connections at once from the first host to the "
         "last, each running the app over the same path (iperf3 -P); default 1",
     )
+    start_jitter: Duration | None = Field(
+        None,
+        description="with parallel: each connection opens at a time drawn uniformly from "
+        "[0, start_jitter), from the random stream flows.<k>.start_jitter, rather than all "
+        "at once",
+    )
     # None (unset) means tcplab's own tool; a default value would enter every scenario's
     # canonical form and change the hash of all of them.
     tool: Literal["tcplab", "iperf3"] | None = Field(
@@ -259,6 +266,17 @@ class App(StrictModel):
     def _parallel_for_transfers(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value is not None and info.data.get("kind") not in ("bulk", "file"):
             raise ValueError('only for kind = "bulk" or "file"')
+        return value
+
+    @field_validator("start_jitter")
+    @classmethod
+    def _jitter_between_connections(cls, value: int | None, info: ValidationInfo) -> int | None:
+        parallel = info.data.get("parallel")
+        if value and (parallel is None or parallel < 2):
+            raise ValueError(
+                "only with parallel > 1: it spreads the openings of an app's connections"
+                " (a [[flows]] entry has its own start_jitter)"
+            )
         return value
 
     @field_validator("streams")
