@@ -203,13 +203,14 @@ def test_a_reader_that_pauses_after_each_read_takes_as_long_in_sim_and_emu() -> 
 
 def test_parallel_connections_share_the_path_in_sim_and_emu() -> None:
     # app.parallel: three CUBIC connections at once over 10 Mb/s, 10 ms each way and a
-    # one-BDP queue (17 packets). Together they fill the link on both backends; each has
-    # its flow row, and Jain's index says how evenly they shared it.
+    # one-BDP queue (17 packets), opening at seeded draws from [0, 20 ms) (app.start_jitter,
+    # the emu's clients at the simulator's draws). Together they fill the link on both
+    # backends; each has its flow row, and Jain's index says how evenly they shared it.
     spec = {
         "name": "parallel",
         "duration": "10s",
         "links": [{"rate": "10Mbps", "delay": "10ms", "queue": {"limit": "17p"}}],
-        "app": {"kind": "bulk", "parallel": 3},
+        "app": {"kind": "bulk", "parallel": 3, "start_jitter": "20ms"},
     }
     runs = {"emu": run_emu(spec), "sim": tcplab.run(spec, backend="sim")}
     for backend, result in runs.items():
