@@ -3,7 +3,9 @@ two TUN devices and the emulator, with zero delay and no errors.
 
 For each configured rate the script runs one 5 s bulk transfer (CUBIC, 4 MiB buffers,
 a 1000-packet queue) and prints the goodput against the link's goodput bound, the
-emulator's timing error, and the CPU of the emulator thread and of each endpoint. The
+emulator's timing error, the CPU of the emulator thread and of each endpoint, the share of
+the run the emulator spent out of SCHED_FIFO (its real-time budget) and the wire-size
+packets per TUN read (super-packets cut by the emulator). The
 highest rate at which goodput reaches 95 % of the bound is the highest sustained rate.
 A last run at 100 Mb/s gives the CPU cost at that rate.
 
@@ -69,6 +71,12 @@ def measure(rate: str) -> dict[str, Any]:
         "receiver_cpu_percent": info["cpu_percent_receiver"],
         "drops_queue": result.links[0]["drops_queue"],
         "tun_write_errors": info["tun_write_errors"],
+        "tun_refused_packets": info["tun_refused_packets"],
+        # Wire-size packets per TUN read: above 1 where the sender's super-packets arrive.
+        "packets_per_read": result.summary["events"] / max(1, info["tun_reads"]),
+        # Share of the run the emulator thread spent out of SCHED_FIFO to stay within the
+        # kernel's real-time budget.
+        "realtime_off_percent": 100 * info["realtime_off_s"] / info["emulator_wall_s"],
     }
 
 
@@ -89,14 +97,18 @@ def main() -> int:
         json.dump(report, sys.stdout, indent=1)
         print()
         return 0
-    header = "rate        goodput     of bound  p99 late  max late  CPU emu  snd    rcv"
+    header = (
+        "rate        goodput     of bound  p99 late  max late  CPU emu  snd    rcv    "
+        "RT off  pkts/read"
+    )
     print(header)
     for r in rows:
         print(
             f"{r['rate_bps'] / 1e6:7.0f} Mb/s {r['goodput_bps'] / 1e6:8.1f} Mb/s "
             f"{100 * r['share_of_bound']:7.1f} % {r['timing_error_p99_us']:7.0f} µs "
             f"{r['timing_error_max_us']:7.0f} µs {r['emulator_cpu_percent']:6.1f} % "
-            f"{r['sender_cpu_percent']:5.1f} % {r['receiver_cpu_percent']:5.1f} %"
+            f"{r['sender_cpu_percent']:5.1f} % {r['receiver_cpu_percent']:5.1f} % "
+            f"{r['realtime_off_percent']:5.1f} % {r['packets_per_read']:6.1f}"
         )
     print(
         f"highest rate sustained (goodput >= {100 * SUSTAINED:.0f} % of the bound): "

@@ -9,9 +9,12 @@
 mod ip;
 mod link;
 mod log;
+mod realtime;
 mod shuttle;
 mod sys;
 mod timing;
+mod tso;
+mod vnet;
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -86,7 +89,8 @@ pub struct EmuConfig {
     /// The schedules' time 0 is written here (crate::shuttle); none: they start with the loop.
     #[serde(default)]
     pub clock_fd: Option<RawFd>,
-    /// Ask for SCHED_FIFO for the emulator thread.
+    /// Ask for SCHED_FIFO for the emulator thread (kept within the kernel's real-time
+    /// budget, crate::realtime).
     pub realtime: bool,
     pub packet_log: Option<PacketLogConfig>,
 }
@@ -111,7 +115,12 @@ pub struct EmuReport {
     pub packet_buffers: usize,
     /// CPU time of the emulator thread over the run (CLOCK_THREAD_CPUTIME_ID), seconds.
     pub cpu_s: f64,
+    /// The thread had SCHED_FIFO.
     pub realtime: bool,
+    /// Times it left SCHED_FIFO to stay within the kernel's real-time budget, and the
+    /// seconds it then ran in the normal class.
+    pub realtime_demotions: u32,
+    pub realtime_off_s: f64,
     pub stopped_by: &'static str,
     pub log_records: usize,
     pub log_truncated: bool,
@@ -197,7 +206,11 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
     };
     let tuns = [open(0)?, open(1)?];
     sys::minimal_timer_slack();
-    let realtime = config.realtime && sys::try_realtime(10);
+    let realtime = if config.realtime {
+        realtime::Realtime::start(10, sys::now_ns())
+    } else {
+        None
+    };
     sys::write(config.ready_fd, b"r").map_err(os("cannot signal readiness"))?;
 
     let mut log = config
@@ -207,8 +220,8 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
     let outcome = shuttle::Shuttle {
         tuns,
         paths: paths(config),
-        // Room for the largest packet plus one byte, so that a truncated read shows.
-        buffer_size: config.mtu + 1,
+        mtu: config.mtu,
+        realtime,
         stop_fd: config.stop_fd,
         clock_fd: config.clock_fd,
         max_duration_ns: config.max_duration_ns,
@@ -271,7 +284,12 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
         timing_error: outcome.timing,
         packet_buffers: outcome.buffers,
         cpu_s,
-        realtime,
+        realtime: outcome.realtime.is_some(),
+        realtime_demotions: outcome.realtime.as_ref().map_or(0, |r| r.demotions),
+        realtime_off_s: outcome
+            .realtime
+            .as_ref()
+            .map_or(0.0, |r| r.normal_ns as f64 / 1e9),
         stopped_by: outcome.stopped_by,
         log_records: log.as_ref().map_or(0, |l| l.len()),
         log_truncated: log.as_ref().is_some_and(|l| l.truncated),

@@ -1,12 +1,13 @@
 //! The packet loop: one thread moves packets both ways between the two TUN devices.
 //!
-//! A packet read from a TUN is stamped with CLOCK_MONOTONIC and offered to the path of its
-//! direction (crate::link), which runs its hops' events up to that time first. The next
+//! A read from a TUN is stamped with CLOCK_MONOTONIC and cut into wire-size packets (a
+//! super-packet into its segments, crate::tso), each offered at that time to the path of
+//! its direction (crate::link), which runs its hops' events up to that time first. The next
 //! wake-up is the earliest event of the two paths (a frame leaving a line, or reaching the
 //! next node or the far device), and a timerfd armed at that absolute time wakes the loop,
-//! which then runs the paths up to the clock and writes what they deliver. Packet buffers
-//! come from a pool that only grows, so the steady state allocates nothing per packet, and
-//! reads are drained in batches per wake-up.
+//! which then runs the paths up to the clock and writes what they deliver, one packet per
+//! write, each at its own time. Packet buffers come from a pool that only grows, so the
+//! steady state allocates nothing per packet, and reads are drained in batches per wake-up.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -16,17 +17,24 @@ use serde::Serialize;
 use crate::ip;
 use crate::link::{Exit, HopEvent, HopStats, Packet, Path, Sinks};
 use crate::log::{PacketLog, Record};
+use crate::realtime::Realtime;
 use crate::sys::{self, Epoll, Timer};
 use crate::timing::{LatenessHistogram, TimingReport};
+use crate::tso::Segments;
+use crate::vnet;
 
-/// Reads per device per wake-up before the loop looks at due deliveries again, so that a
-/// flood in one direction cannot delay the other's deliveries by more than a batch.
-const READ_BATCH: usize = 64;
+/// Packets (a super-packet's segments each) read per device per wake-up before the loop
+/// looks at due deliveries again, so that a flood in one direction cannot delay the
+/// other's deliveries by more than a batch.
+const READ_BATCH: u64 = 64;
 const TOKEN_TUN: [u64; 2] = [0, 1];
 const TOKEN_TIMER: u64 = 2;
 const TOKEN_STOP: u64 = 3;
 const TOKEN_CLOCK: u64 = 4;
+/// The largest read: a virtio-net header and an IPv4 packet of up to 64 KiB.
+const READ_BUFFER: usize = vnet::LEN + 65_535 + 1;
 
+/// Buffers of a virtio-net header and one packet of at most the MTU, as written.
 struct Pool {
     buffers: Vec<Box<[u8]>>,
     free: Vec<u32>,
@@ -44,9 +52,51 @@ impl Pool {
 
 #[derive(Debug, Default, Serialize)]
 pub struct DirectionStats {
+    /// Reads from the device: a packet or a super-packet each.
+    pub reads: u64,
+    /// Wire-size packets offered to the path.
     pub packets_in: u64,
     pub packets_out: u64,
     pub write_errors: u64,
+    /// Reads that could not be cut into packets (crate::tso::Refusal), dropped.
+    pub refused: u64,
+}
+
+/// Cuts what one read returned (a virtio-net header and a packet) into wire-size packets
+/// in pool buffers, each with the virtio-net header it will be written with, and hands
+/// each buffer and its IP length to `offer`; false if the read is refused.
+fn intake(read: &[u8], pool: &mut Pool, mut offer: impl FnMut(&mut Pool, u32, u32)) -> bool {
+    let Some((header, packet)) = read.split_first_chunk::<{ vnet::LEN }>() else {
+        return false;
+    };
+    let header = vnet::Header::read(header);
+    let room = pool.size - vnet::LEN;
+    if header.gso_type == vnet::GSO_NONE {
+        if packet.len() > room {
+            return false;
+        }
+        let buffer = pool.take();
+        let b = &mut pool.buffers[buffer as usize];
+        header.single().write(b);
+        b[vnet::LEN..vnet::LEN + packet.len()].copy_from_slice(packet);
+        offer(pool, buffer, packet.len() as u32);
+        return true;
+    }
+    if header.gso_type & !vnet::GSO_ECN != vnet::GSO_TCPV4 {
+        return false;
+    }
+    let Ok(segments) = Segments::new(packet, usize::from(header.gso_size), room) else {
+        return false;
+    };
+    let written = vnet::Header::partial_tcp(usize::from(packet[0] & 0x0f) * 4);
+    for i in 0..segments.count() {
+        let buffer = pool.take();
+        let b = &mut pool.buffers[buffer as usize];
+        written.write(b);
+        let len = segments.write(i, &mut b[vnet::LEN..]);
+        offer(pool, buffer, len as u32);
+    }
+    true
 }
 
 pub struct Outcome {
@@ -57,12 +107,16 @@ pub struct Outcome {
     pub timing: TimingReport,
     pub buffers: usize,
     pub stopped_by: &'static str,
+    pub realtime: Option<Realtime>,
 }
 
 pub struct Shuttle {
     pub tuns: [OwnedFd; 2],
     pub paths: [Path; 2],
-    pub buffer_size: usize,
+    /// The largest IP packet the devices carry.
+    pub mtu: usize,
+    /// The thread's real-time class, if it has one, kept within the kernel's budget.
+    pub realtime: Option<Realtime>,
     pub stop_fd: RawFd,
     /// Where the schedules' time 0 arrives (8 bytes, CLOCK_MONOTONIC ns, little-endian);
     /// until then, a scheduled hop holds its values of time 0.
@@ -88,8 +142,9 @@ impl Shuttle {
         let mut pool = Pool {
             buffers: Vec::new(),
             free: Vec::new(),
-            size: self.buffer_size,
+            size: vnet::LEN + self.mtu,
         };
+        let mut read_buffer = vec![0u8; READ_BUFFER];
         let mut directions = [DirectionStats::default(), DirectionStats::default()];
         let mut lateness = LatenessHistogram::default();
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
@@ -99,9 +154,10 @@ impl Shuttle {
         let mut outcome = |dir: usize, o: Exit, pool: &mut Pool, stats: &mut DirectionStats| {
             match o {
                 Exit::Delivered { at_ns, packet } => {
-                    let buffer = &mut pool.buffers[packet.buffer as usize][..packet.len as usize];
+                    let end = vnet::LEN + packet.len as usize;
+                    let buffer = &mut pool.buffers[packet.buffer as usize][..end];
                     if packet.ce {
-                        ip::mark_ce(buffer);
+                        ip::mark_ce(&mut buffer[vnet::LEN..]);
                     }
                     match sys::write(fds[1 - dir], buffer) {
                         Ok(_) => stats.packets_out += 1,
@@ -137,6 +193,9 @@ impl Shuttle {
         let stopped_by = 'run: loop {
             // Run both paths up to now, writing what is due.
             let now = sys::now_ns();
+            if let Some(realtime) = self.realtime.as_mut() {
+                realtime.tick(now);
+            }
             for (dir, path) in self.paths.iter_mut().enumerate() {
                 let stats = &mut directions[dir];
                 path.advance(
@@ -183,35 +242,42 @@ impl Shuttle {
                     }
                     token => {
                         let dir = token as usize;
+                        let batch_end = directions[dir].packets_in + READ_BATCH;
                         for _ in 0..READ_BATCH {
-                            let buffer = pool.take();
-                            let len = match sys::read(fds[dir], &mut pool.buffers[buffer as usize])?
-                            {
-                                Some(len) => len,
-                                None => {
-                                    pool.free.push(buffer);
-                                    break;
-                                }
+                            if directions[dir].packets_in >= batch_end {
+                                break;
+                            }
+                            let Some(len) = sys::read(fds[dir], &mut read_buffer)? else {
+                                break;
                             };
                             let arrival = sys::now_ns();
-                            directions[dir].packets_in += 1;
-                            let header = ip::classify(&pool.buffers[buffer as usize][..len]);
-                            let packet = Packet::new(buffer, len as u32, header);
                             let stats = &mut directions[dir];
-                            self.paths[dir].offer(
-                                arrival,
-                                packet,
-                                &mut Sinks {
-                                    log: &mut |hop, e, len| note(dir, hop, e, len),
-                                    out: &mut |o| outcome(dir, o, &mut pool, stats),
-                                },
-                            );
+                            stats.reads += 1;
+                            let path = &mut self.paths[dir];
+                            let admitted =
+                                intake(&read_buffer[..len], &mut pool, |pool, b, len| {
+                                    stats.packets_in += 1;
+                                    let ip_packet = &pool.buffers[b as usize][vnet::LEN..];
+                                    let header = ip::classify(&ip_packet[..len as usize]);
+                                    path.offer(
+                                        arrival,
+                                        Packet::new(b, len, header),
+                                        &mut Sinks {
+                                            log: &mut |hop, e, len| note(dir, hop, e, len),
+                                            out: &mut |o| outcome(dir, o, pool, stats),
+                                        },
+                                    );
+                                });
+                            stats.refused += u64::from(!admitted);
                         }
                     }
                 }
             }
         };
         let end_ns = sys::now_ns();
+        if let Some(realtime) = self.realtime.as_mut() {
+            realtime.finish(end_ns);
+        }
         let [forward, reverse] = self.paths;
         Ok(Outcome {
             start_ns,
@@ -224,6 +290,7 @@ impl Shuttle {
             timing: lateness.report(),
             buffers: pool.buffers.len(),
             stopped_by,
+            realtime: self.realtime,
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Thin wrappers over the Linux calls the emulator needs: TUN devices (Documentation/
-//! networking/tuntap.rst), setns(2), epoll(7), timerfd_create(2) and CLOCK_MONOTONIC.
+//! networking/tuntap.rst), setns(2), epoll(7), timerfd_create(2), CLOCK_MONOTONIC and the
+//! thread's scheduling class.
 //! Every descriptor is an OwnedFd, so each is closed on every path out, and a TUN device,
 //! which is not persistent, disappears with its last descriptor.
 
@@ -44,7 +45,12 @@ pub fn thread_cpu_ns() -> u64 {
 // <linux/if_tun.h>
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca; // _IOW('T', 202, int)
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0; // _IOW('T', 208, unsigned int)
+const TUN_F_CSUM: libc::c_ulong = 0x01;
+const TUN_F_TSO4: libc::c_ulong = 0x02;
+const TUN_F_TSO_ECN: libc::c_ulong = 0x08;
 
 #[repr(C)]
 struct IfReq {
@@ -68,8 +74,11 @@ pub fn in_netns<T>(netns_path: &str, f: impl FnOnce() -> io::Result<T>) -> io::R
     result
 }
 
-/// Opens a non-blocking TUN device `name` without the 4-byte packet-information header, so
-/// each read or write is exactly one IP packet.
+/// Opens a non-blocking TUN device `name` without the 4-byte packet-information header and
+/// with a virtio-net header (crate::vnet), so each read or write is that header and one IP
+/// packet. The device offers checksum and TCP/IPv4 segmentation offload (with ECN's CWR):
+/// the kernel leaves checksums partial and hands its TCP GSO buffers over whole, as
+/// super-packets, instead of segmenting them itself; crate::tso cuts them.
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
         return Err(io::Error::new(
@@ -80,13 +89,15 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     let fd = open("/dev/net/tun", libc::O_RDWR | libc::O_NONBLOCK)?;
     let mut req = IfReq {
         name: [0; libc::IFNAMSIZ],
-        flags: IFF_TUN | IFF_NO_PI,
+        flags: IFF_TUN | IFF_NO_PI | IFF_VNET_HDR,
         _pad: [0; 22],
     };
     for (dst, src) in req.name.iter_mut().zip(name.bytes()) {
         *dst = src as libc::c_char;
     }
     check(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF, &mut req) })?;
+    let offloads = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO_ECN;
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD, offloads) })?;
     Ok(fd)
 }
 
@@ -249,11 +260,19 @@ pub fn minimal_timer_slack() {
 }
 
 /// Asks for SCHED_FIFO priority `priority` for the calling thread; false if refused.
-/// The emulator thread sleeps in epoll between packets, so a real-time class only shortens
-/// its wake-up latency when the TCP endpoints keep both CPUs busy.
 pub fn try_realtime(priority: i32) -> bool {
     let param = libc::sched_param {
         sched_priority: priority,
     };
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Puts the calling thread in the normal class (SCHED_OTHER) at nice -20, the largest
+/// share of a CPU a normal thread gets; the setting ends with the thread.
+pub fn normal_class_first() {
+    let param = libc::sched_param { sched_priority: 0 };
+    unsafe {
+        libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param);
+        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -20);
+    }
 }

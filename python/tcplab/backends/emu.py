@@ -606,7 +606,10 @@ def _emulator_columns(emulator: Mapping[str, Any]) -> dict[str, Any]:
         "emulator_wall_s": (emulator["end_monotonic_ns"] - emulator["start_monotonic_ns"])
         / NS_PER_S,
         "tun_write_errors": sum(d["write_errors"] for d in emulator["directions"]),
+        "tun_reads": sum(d["reads"] for d in emulator["directions"]),
+        "tun_refused_packets": sum(d["refused"] for d in emulator["directions"]),
         "realtime_thread": emulator["realtime"],
+        "realtime_off_s": emulator["realtime_off_s"],
     }
 
 

@@ -225,6 +225,8 @@ def merge_reports(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "packet_buffers": sum(r["packet_buffers"] for r in reports),
         "cpu_s": sum(r["cpu_s"] for r in reports),
         "realtime": all(r["realtime"] for r in reports),
+        "realtime_demotions": sum(r["realtime_demotions"] for r in reports),
+        "realtime_off_s": sum(r["realtime_off_s"] for r in reports),
         "log_records": sum(r["log_records"] for r in reports),
         "log_truncated": any(r["log_truncated"] for r in reports),
     }
