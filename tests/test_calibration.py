@@ -171,6 +171,7 @@ def test_a_late_emulator_flags_the_point(tmp_path: Path) -> None:
     assert "emulator stalled 21000 µs, longer than the queue drains (20400 µs)" in flag(
         {"emu_timing_error_us_max_us": 21_000.0}, point, 0.05
     )
+    assert "2 TUN reads dropped uncut" in flag({"emu_tun_refused_packets": 2}, point, 0.05)
 
 
 def test_the_median_trusted_kernel_run_is_compared(tmp_path: Path) -> None:

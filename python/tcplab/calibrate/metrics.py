@@ -108,6 +108,10 @@ def flag(row: Mapping[Any, object], point: GridPoint, max_timing_error: float) -
     errors = row.get("emu_tun_write_errors")
     if isinstance(errors, (int, float)) and errors > 0:
         reasons.append(f"{errors:.0f} TUN writes failed")
+    refused = row.get("emu_tun_refused_packets")
+    if isinstance(refused, (int, float)) and refused > 0:
+        # Reads the emulator could not cut into segments (crates/emu/src/tso.rs): lost.
+        reasons.append(f"{refused:.0f} TUN reads dropped uncut")
     if row.get("emu_realtime_thread") is False:
         reasons.append("emulator thread without SCHED_FIFO")
     return "; ".join(reasons)
