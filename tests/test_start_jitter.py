@@ -67,10 +67,11 @@ def test_the_emu_clients_open_at_the_origin_plus_the_same_draws() -> None:
     plan = resolve(validate_spec(scenario(seed=5)))
     configs = emu.client_configs(plan, {"role": "client"}, 10**12)
     assert [c["start_at_ns"] - 10**12 for c in configs] == openings(scenario(seed=5))
-    assert all(c["role"] == "client" for c in configs)
+    # Each counts its test from the common origin, as the simulator counts from time 0.
+    assert all(c["origin_ns"] == 10**12 and c["role"] == "client" for c in configs)
     # One connection on an unscheduled path has no origin: it opens at once.
     single = resolve(validate_spec({**scenario(), "app": {"kind": "bulk"}}))
-    assert emu.client_configs(single, {}, None) == [{"start_at_ns": None}]
+    assert emu.client_configs(single, {}, None) == [{"start_at_ns": None, "origin_ns": None}]
 
 
 @pytest.mark.parametrize(

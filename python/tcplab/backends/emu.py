@@ -269,14 +269,19 @@ def client_configs(
     data connection. That is `origin_ns`, the run's time 0, plus the moment the simulator
     opens the same flow of the plan (its seeded draw from app.start_jitter_ns, the one
     implementation of it, in the Rust core), so that parallel connections open as far
-    apart as in the simulator; a client started late opens at once. Without an origin
-    (one connection on an unscheduled path) the client opens at once."""
+    apart as in the simulator; a client started late opens at once. Every client counts
+    its test (intervals, trace, duration) from `origin_ns`, as the simulator counts its
+    flows' from time 0. Without an origin (one connection on an unscheduled path) the
+    client opens at once and counts from then."""
     count = int(plan["app"].get("parallel", 1))
     if origin_ns is None:
-        return [{**common, "start_at_ns": None} for _ in range(count)]
+        return [{**common, "start_at_ns": None, "origin_ns": None} for _ in range(count)]
     openings = flow_openings(json.dumps(topology_form(dict(plan))))
     assert len(openings) == count, (openings, count)
-    return [{**common, "start_at_ns": origin_ns + opening} for opening in openings]
+    return [
+        {**common, "start_at_ns": origin_ns + opening, "origin_ns": origin_ns}
+        for opening in openings
+    ]
 
 
 def _packet_log_from_environment() -> dict[str, Any] | None:
@@ -496,8 +501,7 @@ def _namespace_counters(deltas: Sequence[Mapping[str, int]]) -> dict[str, int]:
 
 def _summed_intervals(connections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The connections' per-interval delivered bytes added up interval by interval (each
-    counted from its own client's start; parallel clients start together, or within
-    app.start_jitter_ns of each other)."""
+    counted from its client's origin: the common one of parallel clients)."""
     counts: list[int] = []
     for connection in connections:
         for k, interval in enumerate(connection["intervals"]):

@@ -45,6 +45,7 @@ def main(argv: list[str]) -> int:
             Workload(**config["test"]),
             proxied=config.get("proxied", False),
             start_at_ns=config.get("start_at_ns"),
+            origin_ns=config.get("origin_ns"),
         )
     sys.stdout.write(json.dumps(result) + "\n")
     return 0

@@ -135,12 +135,15 @@ def run(
     workload: Workload,
     proxied: bool = False,
     start_at_ns: int | None = None,
+    origin_ns: int | None = None,
 ) -> dict[str, Any]:
     """Run one test against the server at host:port; returns the iperf3-shaped result.
     `proxied`: host:port is a proxy's (the emulator's PEP), which connects to the server
     from ports of its own. `start_at_ns`: open the data connection no earlier than this
     CLOCK_MONOTONIC time (the same clock in every network namespace), so that clients in
-    processes of their own start together."""
+    processes of their own start together or at times of their own. `origin_ns`: the
+    test's time 0 on that clock, from which its intervals, trace and duration count, shared
+    by clients that open apart (default: when the data connection opens)."""
     control_sock = socket.create_connection((host, port), timeout=STEP_TIMEOUT_S)
     rr: transactions.ClientSide | None = None
     with control_sock:
@@ -169,7 +172,7 @@ def run(
                 time.sleep(max(start_at_ns - now_ns(), 0) / NS_PER_S)
             counters_before = netstat()
             cpu_start = cpu_times()
-            t0 = now_ns()
+            t0 = now_ns() if origin_ns is None else origin_ns
             control.send({"event": "connecting", "t0_ns": t0, "ports": [data.getsockname()[1]]})
             data.settimeout(STEP_TIMEOUT_S)
             data.connect((host, port))
