@@ -153,10 +153,11 @@ def _by_point(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 @dataclass(frozen=True)
 class KernelRuns:
-    """A point's kernel runs: the one compared (`median`), how many there were and the
-    lowest and highest goodput among them."""
+    """A point's kernel runs: the one compared (`median`) and why it is flagged ("" if
+    trusted), how many there were and the lowest and highest goodput among them."""
 
     median: dict[str, Any]
+    flag: str
     count: int
     goodput_min: float
     goodput_max: float
@@ -167,10 +168,12 @@ def kernel_runs(
 ) -> KernelRuns:
     """The median run by goodput among the trusted `rows` of one point (all of them when
     none is trusted, so that the point is flagged by its median run)."""
-    trusted = [row for row in rows if not flag(row, point, max_timing_error)]
-    chosen = sorted(trusted or rows, key=lambda row: float(row["goodput_bps"]))
+    runs = [(row, flag(row, point, max_timing_error)) for row in rows]
+    trusted = [run for run in runs if not run[1]]
+    chosen = sorted(trusted or runs, key=lambda run: float(run[0]["goodput_bps"]))
+    median, why = chosen[(len(chosen) - 1) // 2]
     goodputs = [float(row["goodput_bps"]) for row in rows]
-    return KernelRuns(chosen[(len(chosen) - 1) // 2], len(rows), min(goodputs), max(goodputs))
+    return KernelRuns(median, why, len(rows), min(goodputs), max(goodputs))
 
 
 def compare(
@@ -243,7 +246,7 @@ def compare(
         )
         row["timing_p99_us"] = k.get("emu_timing_error_us_p99_us") if k else math.nan
         row["loadavg_1min"] = k.get("loadavg_1min") if k else math.nan
-        row["flag"] = flag(k, point, max_timing_error) if k else "no kernel data"
+        row["flag"] = runs.flag if runs else "no kernel data"
         row["trusted"] = k is not None and not row["flag"]
         rows.append(row)
     return pd.DataFrame(rows)

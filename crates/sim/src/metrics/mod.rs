@@ -132,7 +132,7 @@ impl Trace {
         self.cwnd_bytes.push(saturating_u32(tcp.cwnd()));
         self.ssthresh_bytes.push(saturating_u32(tcp.ssthresh()));
         self.srtt_s.push(tcp.rto().srtt().map_or(0.0, seconds));
-        self.flight_bytes.push(saturating_u32(tcp.flight()));
+        self.flight_bytes.push(saturating_u32(tcp.in_flight()));
         self.rwnd_bytes.push(saturating_u32(tcp.rwnd()));
         // The sequence space counts data bytes from 0 (the SYN takes none).
         self.acked_bytes.push(tcp.snd_una());

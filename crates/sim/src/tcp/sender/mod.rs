@@ -1010,10 +1010,12 @@ impl Sender {
         self.try_send(now, out);
     }
 
-    /// Data presumed in the network: during SACK recovery RFC 6675's pipe, which leaves
-    /// out SACKed and lost segments; otherwise everything sent and not acknowledged
-    /// (RFC 5681's FlightSize).
-    fn in_flight(&self) -> u64 {
+    /// Data presumed in the network: with RACK Linux's tcp_packets_in_flight (sent and not
+    /// acknowledged, less what is SACKed or deemed lost, plus retransmissions still out),
+    /// during SACK recovery RFC 6675's pipe, otherwise everything sent and not acknowledged
+    /// (RFC 5681's FlightSize). What the trace reports as flight, as TCP_INFO gives the
+    /// emu backend's.
+    pub fn in_flight(&self) -> u64 {
         if self.rack_mode() {
             self.rtx.in_flight()
         } else if self.sack_ok && self.in_recovery {
@@ -1124,13 +1126,6 @@ impl Sender {
 
     pub fn rwnd(&self) -> u64 {
         self.rwnd
-    }
-
-    /// Bytes in flight as Linux counts them for TCP_INFO and its own decisions
-    /// (`tcp_packets_in_flight`): sent and not acknowledged, less what is SACKed or deemed
-    /// lost, plus retransmissions still out; what the emu backend's trace reports.
-    pub fn flight(&self) -> u64 {
-        self.in_flight()
     }
 
     pub fn rto(&self) -> &RtoEstimator {

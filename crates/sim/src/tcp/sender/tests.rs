@@ -244,7 +244,7 @@ fn cwnd_does_not_grow_in_avoidance_while_the_peer_window_limits() {
         ack_window(&mut s, 200 + i, i * 1000, 3000);
     }
     assert_eq!(s.cwnd(), 4 * MSS);
-    assert_eq!(s.flight(), 3000);
+    assert_eq!(s.in_flight(), 3000);
 }
 
 #[test]
