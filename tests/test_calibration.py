@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from tcplab import calibrate
 from tcplab.calibrate.bounds import BOUNDS_FILE
-from tcplab.calibrate.metrics import _retransmits_error, compare, flag, nrmse
+from tcplab.calibrate.metrics import _retransmits_error, compare, flag, nrmse, verdict
 from tcplab.calibrate.run import _plan
 from tcplab.cli import app
 from tcplab.errors import SpecError
@@ -205,6 +205,36 @@ def test_the_median_trusted_kernel_run_is_compared(tmp_path: Path) -> None:
     assert (row["kernel_runs"], row["goodput_kernel_min_bps"]) == (4, 8.0e6)
     assert row["goodput_kernel_max_bps"] == 9.9e6
     assert row["trusted"]
+    # The kernel against itself: its other trusted runs' series against the compared one,
+    # the furthest (slow: 12,500 B per interval off); the flagged run does not count.
+    assert row["nrmse_kernel"] == pytest.approx(12_500 / 112_500)
+
+
+def test_the_verdict_counts_every_bar_of_issue_12() -> None:
+    grid = calibrate.load_grid(REGRESSION)
+    points = pd.DataFrame(
+        {
+            "point": ["a", "b", "c", "d", "e"],
+            "goodput_error": [0.01, 0.07, 0.2, 0.0, 0.0],
+            "retransmits_error": [0.25, 0.3, 0.0, math.nan, 0.1],
+            "timeouts_sim": [0, 2, 1, 0, 0],
+            "timeouts_kernel": [0, 0, 1, math.nan, 0],
+            # d's kernel repeats itself within 0.1, the simulator does not; e's kernel runs
+            # disagree by 0.5 and the simulator is within that; a has one kernel run.
+            "nrmse": [0.1, 0.5, 0.05, 0.2, 0.4],
+            "nrmse_kernel": [math.nan, 0.6, math.nan, 0.05, 0.5],
+            "flag": ["", "", "", "", ""],
+            "trusted": [True, True, True, True, True],
+        }
+    )
+    v = verdict(grid, points)
+    assert (v.within[0.05], v.within[0.10], v.compared) == (3, 4, 5)
+    assert (v.retransmits.met, v.retransmits.of) == (3, 4)
+    assert v.extra_timeouts == 1
+    assert (v.nrmse.met, v.nrmse.of) == (2, 5)
+    assert (v.kernel_repeats.met, v.kernel_repeats.of) == (1, 3)
+    assert v.sim_as_close.met == 2
+    assert "kernel's runs repeat within NRMSE 0.1 at 1" in v.line()
 
 
 def test_kernel_repetitions_are_planned_with_their_own_seeds(tmp_path: Path) -> None:

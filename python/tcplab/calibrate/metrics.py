@@ -11,7 +11,9 @@ not carry is flagged, not blamed on the simulator).
 Where the kernel ran a point several times (`tcplab calibrate --repetitions`), the
 simulator is compared with one of those runs: the median by goodput of the trusted ones
 (the lower of the two middle runs for an even count), so that every metric, the series
-included, comes from one real run; the spread of the kernel's goodput is reported beside it.
+included, comes from one real run; the spread of the kernel's goodput is reported beside it,
+and so is how closely the kernel repeats its own series (the NRMSE of its other trusted runs
+against the compared one): a bound no simulator can be asked to beat.
 """
 
 from __future__ import annotations
@@ -37,11 +39,28 @@ COUNTS = ("retransmits", "timeouts")
 # difference over the kernel's count, but over at least 80 segments, so that 20 segments
 # count as 25 % where the kernel retransmitted little.
 RETRANSMITS_FLOOR = 80
+# Issue 12's other bars: the retransmission error and the per-interval NRMSE.
+RETRANSMITS_BAR = 0.25
+NRMSE_BAR = 0.1
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How many trusted points meet one of the other bars, of how many it applies to."""
+
+    met: int
+    of: int
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """How many trusted points agree within each band; flagged points are not counted."""
+    """How many trusted points agree within each band; flagged points are not counted.
+
+    Beside the goodput bands: retransmission counts within `RETRANSMITS_BAR`, points where
+    the simulator timed out and the kernel did not, the per-interval series within
+    `NRMSE_BAR`, and, over the points the kernel ran more than once, how often its own runs
+    repeat within `NRMSE_BAR` and how often the simulator comes as close to the compared run
+    as the kernel's other runs do (or within the bar)."""
 
     grid: str
     points: int
@@ -50,6 +69,11 @@ class Verdict:
     within: dict[float, int]
     flagged: int
     missing: int
+    retransmits: Agreement = Agreement(0, 0)
+    extra_timeouts: int = 0
+    nrmse: Agreement = Agreement(0, 0)
+    kernel_repeats: Agreement = Agreement(0, 0)
+    sim_as_close: Agreement = Agreement(0, 0)
 
     def line(self) -> str:
         five, ten = (self.within[band] for band in BANDS)
@@ -66,6 +90,19 @@ class Verdict:
             text += f"; {self.flagged} more flagged (emulator timing) and not counted"
         if self.missing:
             text += f"; {self.missing} without kernel data"
+        text += (
+            f". Retransmissions within {100 * RETRANSMITS_BAR:g} % (or 20 segments) at"
+            f" {self.retransmits.met} of {self.retransmits.of}; simulator timeouts where the"
+            f" kernel had none at {self.extra_timeouts}; NRMSE <= {NRMSE_BAR:g} at"
+            f" {self.nrmse.met} of {self.nrmse.of}"
+        )
+        if self.kernel_repeats.of:
+            text += (
+                f". Of {self.kernel_repeats.of} points measured more than once, the kernel's"
+                f" runs repeat within NRMSE {NRMSE_BAR:g} at {self.kernel_repeats.met}; the"
+                f" simulator is as close to the compared run as they are (or within"
+                f" {NRMSE_BAR:g}) at {self.sim_as_close.met}"
+            )
         return text
 
     def to_dict(self) -> dict[str, object]:
@@ -77,6 +114,14 @@ class Verdict:
             "within_10pct": self.within[BANDS[1]],
             "flagged": self.flagged,
             "missing": self.missing,
+            "retransmits_within": self.retransmits.met,
+            "retransmits_compared": self.retransmits.of,
+            "extra_timeouts": self.extra_timeouts,
+            "nrmse_within": self.nrmse.met,
+            "nrmse_compared": self.nrmse.of,
+            "kernel_repeated": self.kernel_repeats.of,
+            "kernel_repeats_within": self.kernel_repeats.met,
+            "sim_as_close": self.sim_as_close.met,
             "line": self.line(),
         }
 
@@ -154,10 +199,12 @@ def _by_point(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
 @dataclass(frozen=True)
 class KernelRuns:
     """A point's kernel runs: the one compared (`median`) and why it is flagged ("" if
-    trusted), how many there were and the lowest and highest goodput among them."""
+    trusted), the other trusted runs, how many there were and the lowest and highest
+    goodput among them."""
 
     median: dict[str, Any]
     flag: str
+    others: list[dict[str, Any]]
     count: int
     goodput_min: float
     goodput_max: float
@@ -172,8 +219,23 @@ def kernel_runs(
     trusted = [run for run in runs if not run[1]]
     chosen = sorted(trusted or runs, key=lambda run: float(run[0]["goodput_bps"]))
     median, why = chosen[(len(chosen) - 1) // 2]
+    others = [row for row, reason in trusted if row is not median]
     goodputs = [float(row["goodput_bps"]) for row in rows]
-    return KernelRuns(median, why, len(rows), min(goodputs), max(goodputs))
+    return KernelRuns(median, why, others, len(rows), min(goodputs), max(goodputs))
+
+
+def _interval_bytes(series: pd.DataFrame, run: Mapping[str, Any]) -> pd.Series:
+    return _run(series, run).sort_values("t_s")["interval_bytes"]
+
+
+def kernel_nrmse(series: pd.DataFrame, runs: KernelRuns) -> float:
+    """The largest NRMSE of the other trusted runs' series against the compared run's:
+    how closely the kernel repeats itself (NaN with fewer than two trusted runs)."""
+    compared = _interval_bytes(series, runs.median)
+    return max(
+        (nrmse(_interval_bytes(series, other), compared) for other in runs.others),
+        default=math.nan,
+    )
 
 
 def compare(
@@ -239,9 +301,14 @@ def compare(
         row["nrmse"] = (
             nrmse(
                 sim_by[point.name].sort_values("t_s")["interval_bytes"],
-                _run(kernel_by[point.name], k).sort_values("t_s")["interval_bytes"],
+                _interval_bytes(kernel_by[point.name], k),
             )
             if k and point.name in sim_by and point.name in kernel_by
+            else math.nan
+        )
+        row["nrmse_kernel"] = (
+            kernel_nrmse(kernel_by[point.name], runs)
+            if runs and point.name in kernel_by
             else math.nan
         )
         row["timing_p99_us"] = k.get("emu_timing_error_us_p99_us") if k else math.nan
@@ -268,4 +335,34 @@ def verdict(grid: Grid, comparison: pd.DataFrame) -> Verdict:
     missing = int((comparison["flag"] == "no kernel data").sum())
     flagged = len(comparison) - len(trusted) - missing
     within = {band: int((compared["goodput_error"] <= band).sum()) for band in BANDS}
-    return Verdict(grid.name, len(comparison), len(compared), within, flagged, missing)
+    return Verdict(
+        grid.name,
+        len(comparison),
+        len(compared),
+        within,
+        flagged,
+        missing,
+        _agreement(compared["retransmits_error"], RETRANSMITS_BAR),
+        _extra_timeouts(compared),
+        _agreement(compared["nrmse"], NRMSE_BAR),
+        _agreement(compared["nrmse_kernel"], NRMSE_BAR),
+        _agreement(
+            pd.to_numeric(compared["nrmse"], errors="coerce")
+            - np.maximum(pd.to_numeric(compared["nrmse_kernel"], errors="coerce"), NRMSE_BAR),
+            0.0,
+        ),
+    )
+
+
+def _extra_timeouts(points: pd.DataFrame) -> int:
+    """Points where the simulator timed out and the kernel did not."""
+    sim = pd.to_numeric(points["timeouts_sim"], errors="coerce")
+    kernel = pd.to_numeric(points["timeouts_kernel"], errors="coerce")
+    return int(((sim > 0) & (kernel == 0)).sum())
+
+
+def _agreement(values: pd.Series, bar: float) -> Agreement:
+    """How many of the finite `values` are at most `bar`, of how many are finite."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    finite = numbers[np.isfinite(numbers)]
+    return Agreement(int((finite <= bar).sum()), len(finite))

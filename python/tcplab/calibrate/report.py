@@ -29,6 +29,7 @@ TABLE_COLUMNS = {
     "timeouts_sim": "RTOs sim",
     "timeouts_kernel": "RTOs kernel",
     "nrmse": "NRMSE",
+    "nrmse_kernel": "NRMSE of the kernel's runs",
     "timing_p99_us": "emulator p99 late (µs)",
     "loadavg_1min": "load",
     "flag": "flag",
