@@ -175,8 +175,9 @@ def test_a_late_emulator_flags_the_point(tmp_path: Path) -> None:
 
 
 def test_the_median_trusted_kernel_run_is_compared(tmp_path: Path) -> None:
-    """Of a point's kernel runs, the simulator meets the median trusted one by goodput, for
-    every metric and the series; the flagged run counts only in the spread."""
+    """Of a point's kernel runs, the simulator's run at its seed meets the median trusted one
+    by goodput, for every metric and the series; the flagged run counts only in the
+    spread."""
     grid = calibrate.load_grid(_grid(tmp_path, SMALL_GRID))
     name = "10Mbps-10ms-q1bdp-reno"
     runs = [  # (run id, goodput, retransmissions, p99 lateness µs, interval bytes)
@@ -196,10 +197,19 @@ def test_the_median_trusted_kernel_run_is_compared(tmp_path: Path) -> None:
         [{"point": name, "run_id": r, "t_s": t / 10, "interval_bytes": b}
          for r, *_, b in runs for t in range(1, 4)]
     )  # fmt: skip
-    sim = pd.DataFrame([{"point": name, "goodput_bps": 9.0e6, "retransmits": 20}])
-    sim_series = pd.DataFrame([{"point": name, "t_s": t / 10, "interval_bytes": 112_500}
-                               for t in range(1, 4)])  # fmt: skip
+    # The simulator ran at each kernel run's seed; its run at the median's seed is compared.
+    seeds = {"slow": 7, "fast": 8, "late": 9, "mid": 10}
+    kernel["seed"] = kernel["run_id"].map(seeds)
+    sim = pd.DataFrame(
+        [{"point": name, "run_id": f"s{seed}", "seed": seed, "repetition": i,
+          "goodput_bps": 9.0e6 if r == "mid" else 5.0e6, "retransmits": 20 if r == "mid" else 1}
+         for i, (r, seed) in enumerate(seeds.items())]
+    )  # fmt: skip
+    sim_series = pd.DataFrame([{"point": name, "run_id": f"s{seed}", "t_s": t / 10,
+                                "interval_bytes": 112_500 if r == "mid" else 60_000}
+                               for r, seed in seeds.items() for t in range(1, 4)])  # fmt: skip
     row = compare(grid, sim, kernel, sim_series, kernel_series).iloc[0]
+    assert (row["goodput_sim_bps"], row["retransmits_sim"]) == (9.0e6, 20)
     assert (row["goodput_kernel_bps"], row["retransmits_kernel"]) == (9.0e6, 20)
     assert row["goodput_ratio"] == 1.0 and row["nrmse"] == 0.0
     assert (row["kernel_runs"], row["goodput_kernel_min_bps"]) == (4, 8.0e6)

@@ -101,8 +101,9 @@ def calibrate(
     points again that the kernel store already holds. A kernel point whose emulator p99
     lateness exceeds `max_timing_error` of its base RTT is flagged and not counted.
     `on_run(point, error)` is called as each run finishes. `repetitions`: kernel runs per
-    point (each with its own seed, the first with the simulator's); the simulator is
-    compared with the median one (tcplab.calibrate.metrics).
+    point (each with its own seed, the first with the simulator's); the simulator runs
+    each point at the seed of every kernel run of it and its run at the seed of the median
+    kernel run is compared with that run (tcplab.calibrate.metrics).
     """
     if mode not in MODES:
         raise ValueError(f"mode: {mode!r}; accepted: {', '.join(MODES)}")
@@ -124,7 +125,14 @@ def calibrate(
     empty = pd.DataFrame(columns=["point"])
     sim_summary, sim_series, sim_trace = empty, empty, empty
     if mode in ("both", "sim"):
-        sim_summary, sim_series, sim_trace = run_sim(loaded, scratch / "sim", names, jobs, on_run)
+        counts = (
+            {str(name): int(n) for name, n in kernel.summary.groupby("point").size().items()}
+            if not kernel.summary.empty
+            else {}
+        )
+        sim_summary, sim_series, sim_trace = run_sim(
+            loaded, scratch / "sim", names, jobs, on_run, counts
+        )
     points_frame = compare(
         loaded, sim_summary, kernel.summary, sim_series, kernel.series, max_timing_error
     )

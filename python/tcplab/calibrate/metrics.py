@@ -11,9 +11,10 @@ not carry is flagged, not blamed on the simulator).
 Where the kernel ran a point several times (`tcplab calibrate --repetitions`), the
 simulator is compared with one of those runs: the median by goodput of the trusted ones
 (the lower of the two middle runs for an even count), so that every metric, the series
-included, comes from one real run; the spread of the kernel's goodput is reported beside it,
-and so is how closely the kernel repeats its own series (the NRMSE of its other trusted runs
-against the compared one): a bound no simulator can be asked to beat.
+included, comes from one real run, and the simulator's run is the one at that run's
+seed. The spread of the kernel's goodput is reported beside it, and so is how closely the
+kernel repeats its own series (the NRMSE of its other trusted runs against the compared
+one): a bound no simulator can be asked to beat.
 """
 
 from __future__ import annotations
@@ -248,7 +249,11 @@ def compare(
 ) -> pd.DataFrame:
     """One row per grid point that has a simulator or a kernel run (all frames have a `point`
     column); the other side's columns are NaN where it has none."""
-    sims = {str(r["point"]): r for r in sim.to_dict("records")}
+    sims: dict[str, dict[str, dict[str, Any]]] = {}
+    for record in sim.to_dict("records") if not sim.empty else []:
+        sims.setdefault(str(record["point"]), {})[str(record.get("seed"))] = {
+            str(key): value for key, value in record.items()
+        }
     kernel_rows: dict[str, list[dict[str, Any]]] = {}
     for record in kernel.to_dict("records") if not kernel.empty else []:
         kernel_rows.setdefault(str(record["point"]), []).append(
@@ -264,7 +269,8 @@ def compare(
             if point.name in kernel_rows
             else None
         )
-        s, k = sims.get(point.name, {}), runs.median if runs else None
+        k = runs.median if runs else None
+        s = _same_seed(sims.get(point.name, {}), k)
         row: dict[str, object] = {
             "point": point.name,
             "rate_bps": point.rate_bps,
@@ -300,7 +306,7 @@ def compare(
             row[f"limited_by_{limit}_kernel"] = k.get(f"limited_by_{limit}") if k else math.nan
         row["nrmse"] = (
             nrmse(
-                sim_by[point.name].sort_values("t_s")["interval_bytes"],
+                _interval_bytes(sim_by[point.name], s),
                 _interval_bytes(kernel_by[point.name], k),
             )
             if k and point.name in sim_by and point.name in kernel_by
@@ -317,6 +323,17 @@ def compare(
         row["trusted"] = k is not None and not row["flag"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _same_seed(
+    sims: dict[str, dict[str, Any]], kernel: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The simulator's run of a point at the compared kernel run's seed, else its first
+    run. (Not by run id: that names the scenario too, which changes with every setting
+    added since the kernel ran.)"""
+    if kernel is not None and str(kernel.get("seed")) in sims:
+        return sims[str(kernel.get("seed"))]
+    return min(sims.values(), key=lambda run: int(run.get("repetition") or 0), default={})
 
 
 def _run(series: pd.DataFrame, run: Mapping[str, Any]) -> pd.DataFrame:

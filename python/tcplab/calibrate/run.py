@@ -74,21 +74,46 @@ def select(grid: Grid, patterns: Sequence[str] | None) -> set[str]:
 
 
 def _plan(
-    grid: Grid, backend: str, out: Path, names: set[str], force: bool, repetitions: int = 1
+    grid: Grid,
+    backend: str,
+    out: Path,
+    names: set[str],
+    force: bool,
+    repetitions: int | dict[str, int] = 1,
 ) -> sweeps.SweepPlan:
-    spec = grid.spec.model_copy(update={"repetitions": repetitions})
+    """The sweep of the chosen points with `repetitions` runs each (a count for all, or one
+    per point name, 1 for a name it lacks). Repetition k has the same seed and run id on
+    every backend."""
+
+    def count(name: str) -> int:
+        return repetitions.get(name, 1) if isinstance(repetitions, dict) else repetitions
+
+    most = max((count(name) for name in names), default=1)
+    spec = grid.spec.model_copy(update={"repetitions": most})
     plan = sweeps.plan_sweep(spec, out=out, force=force, backend=backend)
-    pending = [run for run in plan.pending if run.point.params["name"] in names]
+    pending = [
+        run
+        for run in plan.pending
+        if run.point.params["name"] in names and run.repetition < count(run.point.params["name"])
+    ]
     return replace(plan, pending=pending)
 
 
 def run_sim(
-    grid: Grid, out: Path, names: set[str], jobs: int | None = None, on_run: OnRun | None = None
+    grid: Grid,
+    out: Path,
+    names: set[str],
+    jobs: int | None = None,
+    on_run: OnRun | None = None,
+    repetitions: dict[str, int] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Run the chosen points on the simulator into the store at `out`, always afresh (the
     simulator changes under the same scenario, and a stored run would hide that); their
-    summary, series and trace tables, each with the point's name as `point`."""
-    plan = _plan(grid, "sim", out, names, force=True)
+    summary, series and trace tables, each with the point's name as `point`.
+    `repetitions`: runs per point name (default one), so that the simulator runs at the
+    seed of each of the kernel's runs of the point (random loss, start jitter and the
+    algorithms' draws then come from the same seed on both sides)."""
+    plan = _plan(grid, "sim", out, names, force=True, repetitions=repetitions or 1)
     store = sweeps.run_sweep(plan, jobs=jobs, on_run=_reporting(on_run))
     runs = {run.run_id: run.point.params["name"] for run in plan.pending}
     summary, series, trace = (_named(getattr(store, table)(), runs) for table in TABLES)
