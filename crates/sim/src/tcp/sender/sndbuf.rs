@@ -47,13 +47,39 @@ pub(crate) struct SendBuffer {
     accounting: SndbufAccounting,
     /// `sndbuf` (Payload) or `sk_sndbuf` (Linux): the limit on what is charged.
     limit: u64,
-    /// Linux: where each skb holding unacknowledged or unsent data ends, oldest first; the
-    /// first starts at `snd_una`, the last ends at the last byte written.
+    /// Linux: where each skb that transmission has reached ends, oldest first; the first
+    /// starts at `snd_una`. The skbs after them are in `unsent`.
     skb_ends: VecDeque<u64>,
+    /// Linux: the skbs written beyond `skb_ends`, as runs of equal size: a bulk writer's
+    /// buffer holds thousands of skbs of one size goal (tens of thousands while the first
+    /// window is small), which as single records would fill the caches and a good part of
+    /// memory when a thousand connections keep one each. An skb moves into `skb_ends`
+    /// when transmission reaches it.
+    unsent: VecDeque<SkbRun>,
+    /// The skbs in `unsent`.
+    unsent_skbs: u64,
+    /// Linux: an index into `skb_ends` with every skb before it ending below the next new
+    /// segment: new data leaves in order, so a send looks at one or two skbs instead of
+    /// searching them all.
+    next: usize,
     /// Linux: segments of the skb being transmitted that have left since its last split.
     burst: u64,
     /// Linux's SOCK_NOSPACE: a write found no room, and the writer sleeps until woken.
     nospace: bool,
+}
+
+/// `count` consecutive skbs of `size` bytes each, the last ending at `end`.
+#[derive(Debug, Clone, Copy)]
+struct SkbRun {
+    end: u64,
+    size: u64,
+    count: u64,
+}
+
+impl SkbRun {
+    fn first_end(&self) -> u64 {
+        self.end - (self.count - 1) * self.size
+    }
 }
 
 /// What the sender knows that the buffer's rules need.
@@ -80,6 +106,9 @@ impl SendBuffer {
             accounting,
             limit,
             skb_ends: VecDeque::new(),
+            unsent: VecDeque::new(),
+            unsent_skbs: 0,
+            next: 0,
             burst: 0,
             nospace: false,
         }
@@ -96,7 +125,7 @@ impl SendBuffer {
     pub fn charged(&self, s: Seqs) -> u64 {
         let payload = s.written - s.snd_una;
         if self.counts_skbs() {
-            payload + SKB_HEAD_TRUESIZE * self.skb_ends.len() as u64
+            payload + SKB_HEAD_TRUESIZE * (self.skb_ends.len() as u64 + self.unsent_skbs)
         } else {
             payload
         }
@@ -105,18 +134,27 @@ impl SendBuffer {
     /// Bytes of the last skb that a write may still add to it: it takes data while it is
     /// unsent and shorter than the size goal (`tcp_sendmsg_locked`).
     fn tail_room(&self, s: Seqs, size_goal: u64) -> u64 {
-        let Some(&end) = self.skb_ends.back() else {
+        let Some((start, end)) = self.last_skb(s) else {
             return 0;
         };
-        let start = self
-            .skb_ends
-            .len()
-            .checked_sub(2)
-            .map_or(s.snd_una, |i| self.skb_ends[i]);
         if start < s.snd_max {
             return 0;
         }
         size_goal.saturating_sub(end - start)
+    }
+
+    /// Where the last skb starts and ends; the first skb starts at `snd_una`.
+    fn last_skb(&self, s: Seqs) -> Option<(u64, u64)> {
+        let mut ends = self.skb_ends.iter().rev().copied();
+        let end = match self.unsent.back() {
+            Some(run) if run.count > 1 => return Some((run.end - run.size, run.end)),
+            Some(run) => {
+                let before = self.unsent.len().checked_sub(2).map(|i| self.unsent[i].end);
+                return Some((before.or(ends.next()).unwrap_or(s.snd_una), run.end));
+            }
+            None => ends.next()?,
+        };
+        Some((ends.next().unwrap_or(s.snd_una), end))
     }
 
     /// Bytes a write() can put into the buffer now; none while a writer that found it full
@@ -143,15 +181,47 @@ impl SendBuffer {
             return;
         }
         let tail = self.tail_room(s, size_goal).min(bytes);
-        if let Some(end) = self.skb_ends.back_mut() {
-            *end += tail;
+        if tail > 0 {
+            self.grow_last_skb(tail);
         }
-        let mut end = s.written + tail;
         let goal = size_goal.max(1);
-        while end < s.written + bytes {
-            end = (end + goal).min(s.written + bytes);
-            self.skb_ends.push_back(end);
+        let rest = bytes - tail;
+        let part = rest % goal;
+        self.push_skbs(s.written + tail, goal, rest / goal);
+        if part > 0 {
+            self.push_skbs(s.written + bytes - part, part, 1);
         }
+    }
+
+    /// `count` new skbs of `size` bytes after the last, which ends at `start`.
+    fn push_skbs(&mut self, start: u64, size: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        self.unsent_skbs += count;
+        let end = start + count * size;
+        match self.unsent.back_mut() {
+            Some(run) if run.size == size => {
+                run.end = end;
+                run.count += count;
+            }
+            _ => self.unsent.push_back(SkbRun { end, size, count }),
+        }
+    }
+
+    /// The last skb takes `bytes` more.
+    fn grow_last_skb(&mut self, bytes: u64) {
+        let Some(run) = self.unsent.pop_back() else {
+            if let Some(end) = self.skb_ends.back_mut() {
+                *end += bytes;
+            }
+            return;
+        };
+        self.unsent_skbs -= run.count;
+        if run.count > 1 {
+            self.push_skbs(run.first_end() - run.size, run.size, run.count - 1);
+        }
+        self.push_skbs(run.end - run.size, run.size + bytes, 1);
     }
 
     /// A write found no room: the writer sleeps (`sk_stream_wait_memory`, or poll() after
@@ -167,6 +237,22 @@ impl SendBuffer {
     pub fn acked(&mut self, s: Seqs) {
         while self.skb_ends.front().is_some_and(|&end| end <= s.snd_una) {
             self.skb_ends.pop_front();
+            self.next = self.next.saturating_sub(1);
+        }
+        if self.skb_ends.is_empty() {
+            while let Some(run) = self.unsent.front_mut() {
+                let first = run.first_end();
+                if first > s.snd_una {
+                    break;
+                }
+                let freed = ((s.snd_una - first) / run.size + 1).min(run.count);
+                run.count -= freed;
+                self.unsent_skbs -= freed;
+                if run.count > 0 {
+                    break;
+                }
+                self.unsent.pop_front();
+            }
         }
         if self.nospace {
             let charged = self.charged(s);
@@ -179,7 +265,8 @@ impl SendBuffer {
     /// own head (`tcp_write_xmit` → `tso_fragment`). For a buffer that `counts_skbs`.
     pub fn sent(&mut self, end: u64, tso_segs: u64) {
         self.burst += 1;
-        if self.skb_ends.binary_search(&end).is_ok() {
+        let i = self.first_ending_from(end);
+        if self.skb_ends.get(i) == Some(&end) {
             self.burst = 0;
         } else if self.burst >= tso_segs {
             self.split(end);
@@ -196,10 +283,40 @@ impl SendBuffer {
 
     fn split(&mut self, at: u64) {
         self.burst = 0;
-        let i = self.skb_ends.partition_point(|&end| end <= at);
+        let i = self.first_ending_from(at + 1);
         if i < self.skb_ends.len() {
             self.skb_ends.insert(i, at);
+            if i <= self.next {
+                self.next += 1;
+            }
         }
+    }
+
+    /// The index in `skb_ends` of the first skb ending at or after `seq`, which is moved
+    /// there from `unsent` if it was not yet; `skb_ends.len()` if there is none. Found from
+    /// `next` forward when every skb before it ends below `seq` (a send of new data), else
+    /// searched for (a window stop behind the highest byte sent, after a timeout).
+    fn first_ending_from(&mut self, seq: u64) -> usize {
+        while self.skb_ends.back().is_none_or(|&end| end < seq) {
+            let Some(run) = self.unsent.front_mut() else {
+                break;
+            };
+            self.skb_ends.push_back(run.first_end());
+            run.count -= 1;
+            self.unsent_skbs -= 1;
+            if run.count == 0 {
+                self.unsent.pop_front();
+            }
+        }
+        let mut i = self.next.min(self.skb_ends.len());
+        if i > 0 && self.skb_ends[i - 1] >= seq {
+            return self.skb_ends.partition_point(|&end| end < seq);
+        }
+        while self.skb_ends.get(i).is_some_and(|&end| end < seq) {
+            i += 1;
+        }
+        self.next = i;
+        i
     }
 }
 
@@ -227,6 +344,15 @@ mod tests {
 
     fn linux(sndbuf: u64) -> SendBuffer {
         SendBuffer::new(SndbufAccounting::Linux, sndbuf)
+    }
+
+    /// Where every skb ends, those reached by transmission and the unsent runs alike.
+    fn ends(b: &SendBuffer) -> Vec<u64> {
+        let runs = b
+            .unsent
+            .iter()
+            .flat_map(|run| (0..run.count).map(|k| run.first_end() + k * run.size));
+        b.skb_ends.iter().copied().chain(runs).collect()
     }
 
     fn seqs(snd_una: u64, snd_max: u64, written: u64) -> Seqs {
@@ -273,7 +399,7 @@ mod tests {
         assert_eq!(b.charged(seqs(0, 0, 12)), 844);
         // More data joins the unsent skb up to the size goal, then a new skb begins.
         b.write(seqs(0, 0, 12), 45 * MSS, 45 * MSS);
-        assert_eq!(b.skb_ends, [45 * MSS, 45 * MSS + 12]);
+        assert_eq!(ends(&b), [45 * MSS, 45 * MSS + 12]);
         assert_eq!(
             b.charged(seqs(0, 0, 45 * MSS + 12)),
             45 * MSS + 12 + 2 * 832
@@ -287,7 +413,7 @@ mod tests {
         // Its one segment left: the next write begins a new skb.
         b.sent(MSS, 8);
         b.write(seqs(0, MSS, MSS), 100, 45 * MSS);
-        assert_eq!(b.skb_ends, [MSS, MSS + 100]);
+        assert_eq!(ends(&b), [MSS, MSS + 100]);
     }
 
     #[test]
@@ -359,11 +485,123 @@ mod tests {
         }
         // The window stopped the second burst after 2 segments: the rest is split off.
         b.window_stops(6 * MSS);
-        assert_eq!(b.skb_ends, [4 * MSS, 6 * MSS, 10 * MSS]);
+        assert_eq!(ends(&b), [4 * MSS, 6 * MSS, 10 * MSS]);
         // The last skb ends a burst of its own.
         for k in 7..=10 {
             b.sent(k * MSS, 8);
         }
-        assert_eq!(b.skb_ends, [4 * MSS, 6 * MSS, 10 * MSS]);
+        assert_eq!(ends(&b), [4 * MSS, 6 * MSS, 10 * MSS]);
+    }
+
+    /// The skb list as one record per skb, searched in full: what `SendBuffer` keeps in
+    /// runs and finds from its cursor must give the same skbs and charges.
+    #[derive(Default)]
+    struct EverySkb {
+        ends: Vec<u64>,
+        burst: u64,
+    }
+
+    impl EverySkb {
+        fn write(&mut self, s: Seqs, bytes: u64, goal: u64) {
+            let start = self
+                .ends
+                .len()
+                .checked_sub(2)
+                .map_or(s.snd_una, |i| self.ends[i]);
+            let mut end = s.written;
+            if let Some(last) = self.ends.last_mut().filter(|_| start >= s.snd_max) {
+                let tail = goal.saturating_sub(*last - start).min(bytes);
+                *last += tail;
+                end += tail;
+            }
+            while end < s.written + bytes {
+                end = (end + goal).min(s.written + bytes);
+                self.ends.push(end);
+            }
+        }
+
+        fn sent(&mut self, end: u64, tso_segs: u64) {
+            self.burst += 1;
+            if self.ends.contains(&end) {
+                self.burst = 0;
+            } else if self.burst >= tso_segs {
+                self.split(end);
+            }
+        }
+
+        fn split(&mut self, at: u64) {
+            self.burst = 0;
+            let i = self.ends.iter().take_while(|&&end| end <= at).count();
+            if i < self.ends.len() {
+                self.ends.insert(i, at);
+            }
+        }
+    }
+
+    #[test]
+    fn skbs_kept_in_runs_and_found_from_the_cursor_are_every_skb_in_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(14);
+        for run in 0..150 {
+            // Writes of up to a segment keep the sender near the last skb; larger ones
+            // keep thousands of skbs unsent.
+            let most = [MSS, 4 * MSS, 200_000][run % 3];
+            let mut b = linux(1 << 20);
+            let mut model = EverySkb::default();
+            let (mut una, mut nxt, mut max, mut written) = (0, 0, 0, 0);
+            for _ in 0..300 {
+                let s = seqs(una, max, written);
+                match rng.gen_range(0..10) {
+                    0..=2 => {
+                        let goal = [MSS, 4 * MSS, 45 * MSS][rng.gen_range(0..3)];
+                        let bytes = b.space(s, goal).min(rng.gen_range(1..=most));
+                        b.write(s, bytes, goal);
+                        model.write(s, bytes, goal);
+                        written += bytes;
+                    }
+                    3..=6 if nxt < written => {
+                        // A segment: new data from snd_max, or resent after a timeout
+                        // (go-back-N), which may run past snd_max.
+                        let end = (nxt + rng.gen_range(1..=MSS)).min(written);
+                        if nxt >= max {
+                            let tso_segs = rng.gen_range(1..5);
+                            b.sent(end, tso_segs);
+                            model.sent(end, tso_segs);
+                        }
+                        nxt = end;
+                        max = max.max(end);
+                    }
+                    7 => {
+                        b.window_stops(nxt);
+                        if model.burst > 0 {
+                            model.split(nxt);
+                        }
+                    }
+                    8 if una < max => {
+                        una = if rng.gen() {
+                            max
+                        } else {
+                            rng.gen_range(una + 1..=max)
+                        };
+                        nxt = nxt.max(una);
+                        let s = seqs(una, max, written);
+                        b.acked(s);
+                        model.ends.retain(|&end| end > una);
+                    }
+                    9 => nxt = una,
+                    _ => {}
+                }
+                let s = seqs(una, max, written);
+                assert_eq!(ends(&b), model.ends);
+                assert_eq!(b.burst, model.burst);
+                assert_eq!(b.space(s, 45 * MSS), {
+                    let mut copy = b.clone();
+                    copy.skb_ends = model.ends.iter().copied().collect();
+                    copy.unsent.clear();
+                    copy.unsent_skbs = 0;
+                    copy.space(s, 45 * MSS)
+                });
+            }
+        }
     }
 }
