@@ -106,7 +106,9 @@ pub struct Flow {
     pub handshake: bool,
 }
 
-fn sender(tcp: &TcpPlan) -> Sender {
+/// The sending side of connection `name` ("flows.F.S.client" or ".server": flow F's
+/// segment S), with its own random stream.
+fn sender(tcp: &TcpPlan, seed: u64, name: &str) -> Sender {
     Sender::new(SenderConfig {
         cc: tcp.cc.clone(),
         cubic_variant: tcp.cubic_variant,
@@ -130,6 +132,7 @@ fn sender(tcp: &TcpPlan) -> Sender {
         loss_recovery: tcp.loss_recovery,
         gso: tcp.gso,
         ecn: tcp.ecn,
+        rng: RngStream::new(seed, &format!("{name}.cc")),
     })
 }
 
@@ -190,6 +193,7 @@ impl Flow {
     /// whose TCP settings are `tcp`.
     pub fn new(
         flow: usize,
+        segment: usize,
         plan: &FlowPlan,
         tcp: [&TcpPlan; 2],
         routes: [Vec<usize>; 2],
@@ -206,7 +210,11 @@ impl Flow {
             _ => Vec::new(),
         };
         if media.iter().all(|m| m.transport == Transport::Tcp) {
-            client.tx = Some(sender(tcp[0]));
+            client.tx = Some(sender(
+                tcp[0],
+                seed,
+                &format!("flows.{flow}.{segment}.client"),
+            ));
             server.rx = Some(receiver(tcp[1]));
             server.reader = Some(Reader::new(app.read_size, app.read_delay_ns));
         }
@@ -218,7 +226,11 @@ impl Flow {
                 client.writer = Some(Writer::new(request, Some(request), 0));
                 client.rx = Some(receiver(tcp[0]));
                 client.reader = Some(Reader::new(app.read_size, 0));
-                server.tx = Some(sender(tcp[1]));
+                server.tx = Some(sender(
+                    tcp[1],
+                    seed,
+                    &format!("flows.{flow}.{segment}.server"),
+                ));
                 server.writer = Some(Writer::new(response, Some(0), 0));
                 rr = Some(Transactions {
                     request,
@@ -240,7 +252,7 @@ impl Flow {
         }
         Self {
             flow,
-            segment: 0,
+            segment,
             feeds: None,
             fed_by: None,
             kind: app.kind,

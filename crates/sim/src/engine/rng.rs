@@ -5,6 +5,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+#[derive(Debug, Clone)]
 pub struct RngStream(Pcg64);
 
 /// SplitMix64 finaliser: spreads a 64-bit value over all output bits.

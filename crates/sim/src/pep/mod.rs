@@ -67,8 +67,7 @@ pub fn connections(plan: &Plan) -> (Vec<Flow>, Vec<Relay>) {
             };
             let tcp = [tcp_at(plan, src, false), tcp_at(plan, dst, true)];
             let routes = [channels.to_vec(), topology::reverse(channels)];
-            let mut flow = Flow::new(k, &leg, tcp, routes, plan.seed);
-            flow.segment = segment;
+            let mut flow = Flow::new(k, segment, &leg, tcp, routes, plan.seed);
             if let (Some(r), Some(buffer)) = (fed_by, buffer) {
                 // The relay writes what it has read, up to a buffer at a time, with no pause.
                 flow.sides[0].writer = Some(Writer::new(buffer, Some(0), 0));

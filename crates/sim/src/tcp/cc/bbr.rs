@@ -11,6 +11,9 @@
 //!   more in the probing phase) and the ACK-aggregation allowance (`bbr_extra_acked`);
 //! - long-term bandwidth sampling, which takes a policer's rate when two loss-heavy
 //!   intervals deliver the same (`bbr_lt_bw_sampling`);
+//! - ProbeBW entered at a random phase of the gain cycle, any but the draining one
+//!   (`bbr_reset_probe_bw_mode`), drawn from the connection's own seeded stream, so that
+//!   flows sharing a path do not probe in lockstep;
 //! - gain-cycling phases ended on what will be in the network at the next departure time
 //!   (`bbr_packets_in_net_at_edt`), and an RTO treated as the end of a round
 //!   (`bbr_set_state`).
@@ -18,13 +21,12 @@
 //! Windows and rates are in bytes; Linux counts segments, so every rounding to whole
 //! segments is kept. Left out: the restart after an application-limited idle period
 //! (CA_EVENT_TX_START), the delayed-ACK exception of the min-RTT filter, marking samples
-//! app-limited during ProbeRTT, undo, and the random first gain-cycling phase (always the
-//! first cruising phase here, so that runs stay deterministic).
+//! app-limited during ProbeRTT, and undo.
 
 use std::collections::VecDeque;
 
 use super::{CaState, CcState, CongestionControl, RateSample};
-use crate::engine::{Nanos, NS_PER_S};
+use crate::engine::{Nanos, RngStream, NS_PER_S};
 use crate::tcp::sender::tso::{GSO_MAX_SIZE, PACING_SHIFT};
 
 /// Linux's gains are fixed point with 8 fractional bits (BBR_SCALE).
@@ -38,9 +40,8 @@ const DRAIN_GAIN: f64 = 88.0 / UNIT;
 const CWND_GAIN: f64 = 2.0;
 /// ProbeBW's pacing-gain cycle, one phase per min RTT.
 const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
-/// Phase that `bbr_reset_probe_bw_mode` enters; Linux draws it at random among all but
-/// the draining one.
-const FIRST_PHASE: usize = 2;
+/// `bbr_cycle_rand`: ProbeBW starts at one of this many phases, all but the draining one.
+const CYCLE_RAND: usize = 7;
 /// The bandwidth filter's window, in round trips (`bbr_bw_rtts` = CYCLE_LEN + 2).
 const BW_WINDOW_ROUNDS: u64 = 10;
 /// The min-RTT filter's window (`bbr_min_rtt_win_sec`).
@@ -88,8 +89,10 @@ enum Mode {
     ProbeRtt,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Bbr {
+    /// The connection's stream for the first phase of each ProbeBW.
+    rng: RngStream,
     mode: Mode,
     /// The largest delivery rate (bytes/s) of each of the last BW_WINDOW_ROUNDS rounds.
     bw_samples: VecDeque<(u64, f64)>,
@@ -140,6 +143,35 @@ struct AckAggregation {
 }
 
 impl Bbr {
+    /// A connection's BBR, drawing its random choices from `rng`.
+    pub fn new(rng: RngStream) -> Self {
+        Self {
+            rng,
+            mode: Default::default(),
+            bw_samples: Default::default(),
+            min_rtt: Default::default(),
+            min_rtt_stamp: Default::default(),
+            started: Default::default(),
+            round: Default::default(),
+            next_round_delivered: Default::default(),
+            round_start: Default::default(),
+            full_bw: Default::default(),
+            full_bw_rounds: Default::default(),
+            full_bw_reached: Default::default(),
+            cycle_index: Default::default(),
+            cycle_stamp: Default::default(),
+            probe_rtt_done: Default::default(),
+            probe_rtt_round_done: Default::default(),
+            restored_cwnd: Default::default(),
+            prior_cwnd: Default::default(),
+            prev_ca_state: Default::default(),
+            packet_conservation: Default::default(),
+            pacing_rate: Default::default(),
+            lt: Default::default(),
+            aggregation: Default::default(),
+        }
+    }
+
     fn max_bw(&self) -> f64 {
         self.bw_samples
             .iter()
@@ -429,9 +461,14 @@ impl Bbr {
         }
     }
 
+    /// Linux `bbr_reset_probe_bw_mode`: the phase before a random one of the last
+    /// `CYCLE_RAND` (`CYCLE_LEN - 1 - get_random_u32_below(bbr_cycle_rand)`), then one
+    /// step on (`bbr_advance_cycle_phase`): any phase but the draining 0.75, equally likely.
     fn reset_probe_bw_mode(&mut self, now: Nanos) {
         self.mode = Mode::ProbeBw;
-        self.cycle_index = FIRST_PHASE;
+        let len = PACING_GAIN_CYCLE.len();
+        let draw = ((self.rng.uniform() * CYCLE_RAND as f64) as usize).min(CYCLE_RAND - 1);
+        self.cycle_index = (len - draw) % len;
         self.cycle_stamp = now;
     }
 
@@ -611,7 +648,7 @@ mod tests {
     impl Harness {
         fn new() -> Self {
             Self {
-                bbr: Bbr::default(),
+                bbr: Bbr::new(RngStream::new(1, "bbr")),
                 now: 0,
                 delivered: 0,
                 cwnd: INIT_CWND_SEGMENTS * MSS,
@@ -684,7 +721,7 @@ mod tests {
     fn startup_cwnd_stops_at_the_high_gain_target() {
         // tcp_bbr.c bbr_set_cwnd: before the pipe is full, cwnd grows only while below
         // high_gain x BDP (plus the quantization budget), however many ACKs arrive.
-        let mut bbr = Bbr::default();
+        let mut bbr = Bbr::new(RngStream::new(1, "bbr"));
         let mut s = state(400, u64::MAX, 0);
         s.min_rtt = Some(100 * MS);
         s.srtt = Some(100 * MS);
@@ -792,7 +829,7 @@ mod tests {
     fn a_policer_is_detected_from_two_lossy_intervals() {
         // bbr_lt_bw_sampling: two intervals of at least four rounds each losing over 20 %
         // at the same delivery rate make that rate the model's.
-        let mut bbr = Bbr::default();
+        let mut bbr = Bbr::new(RngStream::new(1, "bbr"));
         let mut s = state(100, u64::MAX, 0);
         s.min_rtt = Some(100 * MS);
         let mut rs = RateSample {
@@ -815,6 +852,34 @@ mod tests {
         }
         assert!(bbr.lt.use_bw);
         assert!((bbr.lt.bw - 500_000.0).abs() < 1.0, "{}", bbr.lt.bw);
+    }
+
+    #[test]
+    fn probe_bw_starts_at_a_random_phase_but_never_the_draining_one() {
+        // tcp_bbr.c bbr_reset_probe_bw_mode: cycle_idx = CYCLE_LEN - 1 -
+        // get_random_u32_below(bbr_cycle_rand), then bbr_advance_cycle_phase: the seven
+        // phases other than 1 (gain 0.75), equally likely.
+        let mut bbr = Bbr::new(RngStream::new(1, "flows.0.0.client.cc"));
+        let mut counts = [0u32; 8];
+        for _ in 0..7_000 {
+            bbr.reset_probe_bw_mode(0);
+            counts[bbr.cycle_index] += 1;
+        }
+        assert_eq!(counts[1], 0);
+        for (phase, &n) in counts.iter().enumerate().filter(|&(p, _)| p != 1) {
+            assert!((850..1150).contains(&n), "phase {phase}: {n}");
+        }
+        // Two connections draw from their own streams: not in lockstep.
+        let first = |name: &str| {
+            let mut b = Bbr::new(RngStream::new(1, name));
+            (0..8)
+                .map(|_| {
+                    b.reset_probe_bw_mode(0);
+                    b.cycle_index
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(first("flows.0.0.client.cc"), first("flows.1.0.client.cc"));
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub use reno::Reno;
 
 use serde::Deserialize;
 
-use crate::engine::Nanos;
+use crate::engine::{Nanos, RngStream};
 
 /// Which CUBIC `cc = "cubic"` runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -152,8 +152,13 @@ pub fn slow_start(s: &CcState, acked: u64) -> u64 {
     s.cwnd + acked.min(limit)
 }
 
-/// The algorithm and recovery for a validated `tcp.cc` name.
-pub fn build(name: &str, cubic: CubicVariant) -> (Box<dyn CongestionControl>, Recovery) {
+/// The algorithm and recovery for a validated `tcp.cc` name; `rng` is the connection's
+/// stream for an algorithm that draws (BBR).
+pub fn build(
+    name: &str,
+    cubic: CubicVariant,
+    rng: RngStream,
+) -> (Box<dyn CongestionControl>, Recovery) {
     match name {
         "tahoe" => (Box::new(Reno::default()), Recovery::Tahoe),
         "reno" => (Box::new(Reno::default()), Recovery::Reno),
@@ -163,7 +168,7 @@ pub fn build(name: &str, cubic: CubicVariant) -> (Box<dyn CongestionControl>, Re
         }
         "cubic" => (Box::new(Cubic::default()), Recovery::NewReno),
         "hybla" => (Box::new(Hybla::default()), Recovery::NewReno),
-        "bbr" => (Box::new(Bbr::default()), Recovery::NewReno),
+        "bbr" => (Box::new(Bbr::new(rng)), Recovery::NewReno),
         other => unreachable!("plan validation admits only {NAMES:?}, got {other}"),
     }
 }

@@ -80,6 +80,7 @@ mod tests {
             loss_recovery,
             gso: false,
             ecn,
+            rng: crate::engine::RngStream::new(1, "test"),
         })
     }
 

@@ -24,7 +24,7 @@ use super::hystart_linux::{self, LinuxHyStart};
 use super::sack::Scoreboard;
 use super::segment::TIMESTAMPS_OPTION_BYTES;
 use super::{timestamp_clock, window_shift_for, RtoEstimator, Segment, Timestamps};
-use crate::engine::Nanos;
+use crate::engine::{Nanos, RngStream};
 use prr::Prr;
 use rack::Rack;
 use rack_recovery::Probe;
@@ -102,6 +102,8 @@ pub struct SenderConfig {
     pub gso: bool,
     /// ECN (RFC 3168): requested on our SYN when this asks for it.
     pub ecn: super::EcnMode,
+    /// The connection's random stream, for an algorithm that draws.
+    pub rng: RngStream,
 }
 
 /// What keeps the sender from sending more right now.
@@ -240,7 +242,7 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(cfg: SenderConfig) -> Self {
-        let (cc, recovery) = cc::build(&cfg.cc, cfg.cubic_variant);
+        let (cc, recovery) = cc::build(&cfg.cc, cfg.cubic_variant, cfg.rng.clone());
         Self {
             cc,
             recovery,

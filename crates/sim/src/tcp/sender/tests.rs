@@ -29,6 +29,7 @@ fn config() -> SenderConfig {
         loss_recovery: LossRecovery::Classic,
         gso: false,
         ecn: crate::tcp::EcnMode::Off,
+        rng: crate::engine::RngStream::new(1, "test"),
     }
 }
 
