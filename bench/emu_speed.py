@@ -4,8 +4,10 @@ two TUN devices and the emulator, with zero delay and no errors.
 For each configured rate the script runs one 5 s bulk transfer (CUBIC, 4 MiB buffers,
 a 1000-packet queue) and prints the goodput against the link's goodput bound, the
 emulator's timing error, the CPU of the emulator thread and of each endpoint, the share of
-the run the emulator spent out of SCHED_FIFO (its real-time budget) and the wire-size
-packets per TUN read (super-packets cut by the emulator). The
+the run the emulator spent out of SCHED_FIFO (its real-time budget), the wire-size
+packets per TUN read (super-packets cut by the emulator) and, in a virtual machine, the
+share of the CPUs' time the hypervisor gave to others (steal: while a vCPU is stolen the
+emulator on it stands still, whatever its class). The
 highest rate at which goodput reaches 95 % of the bound is the highest sustained rate.
 A last run at 100 Mb/s gives the CPU cost at that rate.
 
@@ -50,9 +52,23 @@ def scenario(rate: str) -> dict[str, Any]:
     }
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """All CPUs' time so far and the part of it stolen by the hypervisor (/proc/stat, in
+    clock ticks); (0, 0) where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except OSError:
+        return 0, 0
+    # user nice system idle iowait irq softirq steal; guest time is inside user already.
+    return sum(fields[:8]), fields[7]
+
+
 def measure(rate: str) -> dict[str, Any]:
     plan = resolve(prepare(scenario(rate)))
+    total_before, steal_before = cpu_ticks()
     result = tcplab.RunResult.from_backend(emu.run(plan), {"backend": "emu"})
+    total_after, steal_after = cpu_ticks()
     series = result.to_pandas()
     after = series[series.t_s > WARMUP_S]
     goodput = float(after.interval_bytes.sum() * 8 / (series.t_s.iloc[-1] - WARMUP_S))
@@ -77,6 +93,7 @@ def measure(rate: str) -> dict[str, Any]:
         # Share of the run the emulator thread spent out of SCHED_FIFO to stay within the
         # kernel's real-time budget.
         "realtime_off_percent": 100 * info["realtime_off_s"] / info["emulator_wall_s"],
+        "steal_percent": 100 * (steal_after - steal_before) / max(1, total_after - total_before),
     }
 
 
@@ -99,7 +116,7 @@ def main() -> int:
         return 0
     header = (
         "rate        goodput     of bound  p99 late  max late  CPU emu  snd    rcv    "
-        "RT off  pkts/read"
+        "RT off  pkts/read  steal"
     )
     print(header)
     for r in rows:
@@ -108,7 +125,8 @@ def main() -> int:
             f"{100 * r['share_of_bound']:7.1f} % {r['timing_error_p99_us']:7.0f} µs "
             f"{r['timing_error_max_us']:7.0f} µs {r['emulator_cpu_percent']:6.1f} % "
             f"{r['sender_cpu_percent']:5.1f} % {r['receiver_cpu_percent']:5.1f} % "
-            f"{r['realtime_off_percent']:5.1f} % {r['packets_per_read']:6.1f}"
+            f"{r['realtime_off_percent']:5.1f} % {r['packets_per_read']:6.1f} "
+            f"{r['steal_percent']:7.2f} %"
         )
     print(
         f"highest rate sustained (goodput >= {100 * SUSTAINED:.0f} % of the bound): "

@@ -7,7 +7,9 @@
 //! next node or the far device), and a timerfd armed at that absolute time wakes the loop,
 //! which then runs the paths up to the clock and writes what they deliver, one packet per
 //! write, each at its own time. Packet buffers come from a pool that only grows, so the
-//! steady state allocates nothing per packet, and reads are drained in batches per wake-up.
+//! steady state allocates nothing per packet, and reads are drained in batches per wake-up;
+//! before each read the other direction's path runs up to the read's time, so that what it
+//! has due is written then rather than after the batch.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -182,6 +184,21 @@ impl Shuttle {
             }
         };
 
+        // Runs one direction's path up to a time, writing what it delivers by then.
+        macro_rules! advance {
+            ($dir:expr, $until:expr) => {{
+                let dir: usize = $dir;
+                let stats = &mut directions[dir];
+                self.paths[dir].advance(
+                    $until,
+                    &mut Sinks {
+                        log: &mut |hop, e, len| note(dir, hop, e, len),
+                        out: &mut |o| outcome(dir, o, &mut pool, stats),
+                    },
+                );
+            }};
+        }
+
         let start_ns = sys::now_ns();
         if self.clock_fd.is_none() {
             for hop in self.paths.iter_mut().flat_map(|p| p.hops.iter_mut()) {
@@ -196,15 +213,8 @@ impl Shuttle {
             if let Some(realtime) = self.realtime.as_mut() {
                 realtime.tick(now);
             }
-            for (dir, path) in self.paths.iter_mut().enumerate() {
-                let stats = &mut directions[dir];
-                path.advance(
-                    now,
-                    &mut Sinks {
-                        log: &mut |hop, e, len| note(dir, hop, e, len),
-                        out: &mut |o| outcome(dir, o, &mut pool, stats),
-                    },
-                );
+            for dir in 0..2 {
+                advance!(dir, now);
             }
             if now >= deadline_ns {
                 break 'run "max_duration";
@@ -251,6 +261,11 @@ impl Shuttle {
                                 break;
                             };
                             let arrival = sys::now_ns();
+                            // The other direction's deliveries due by now go out first:
+                            // a batch of reads one way (super-packets cut into segments,
+                            // each offered and its own direction's writes made, or 64 ACKs)
+                            // would otherwise hold up every write the other way.
+                            advance!(1 - dir, arrival);
                             let stats = &mut directions[dir];
                             stats.reads += 1;
                             let path = &mut self.paths[dir];
