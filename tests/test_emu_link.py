@@ -6,6 +6,7 @@ limits in packets and bytes. Needs root (CI has it), TUN devices and network nam
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from tcplab.emu import RECEIVER_ADDRESS, EmuNetwork, HostSetup
+from tcplab.emu.network import placement
 
 UDP = str(Path(__file__).with_name("emu_udp.py"))
 PORT = 9000
@@ -86,6 +88,23 @@ def test_ping_rtt_is_twice_the_delay(delay_ms: int) -> None:
     assert abs(statistics.median(rtts) - 2 * delay_ms) < 1.0, rtts
     assert net.report is not None
     assert net.report["timing_error"]["p50_us"] < 1000
+
+
+def test_the_emulator_has_a_cpu_of_its_own_and_the_endpoints_the_others() -> None:
+    cpus = os.sched_getaffinity(0)
+    affinity = "import os; print(sorted(os.sched_getaffinity(0)))"
+    with network(direction(10_000_000, 1_000_000)) as net:
+        out = net.exec(0, [sys.executable, "-c", affinity], 30)
+    assert net.report is not None
+    if len(cpus) < 2:
+        assert net.report["cpu"] is None and json.loads(out) == sorted(cpus)
+    else:
+        assert net.report["cpu"] == min(cpus)
+        assert json.loads(out) == sorted(cpus - {min(cpus)})
+    # A path split by PEPs (an emulator per segment) or a single CPU: no binding.
+    assert placement(2, {0, 1}) == (None, None)
+    assert placement(1, {3}) == (None, None)
+    assert placement(1, {2, 5, 7}) == (2, frozenset({5, 7}))
 
 
 def test_a_paced_udp_stream_leaves_at_the_link_rate() -> None:

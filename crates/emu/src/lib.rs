@@ -92,6 +92,10 @@ pub struct EmuConfig {
     /// Ask for SCHED_FIFO for the emulator thread (kept within the kernel's real-time
     /// budget, crate::realtime).
     pub realtime: bool,
+    /// A CPU for the emulator thread alone: the thread binds itself to it (the caller keeps
+    /// the endpoints off it), so that out of SCHED_FIFO it does not share its CPU with them.
+    #[serde(default)]
+    pub cpu: Option<usize>,
     pub packet_log: Option<PacketLogConfig>,
 }
 
@@ -117,6 +121,8 @@ pub struct EmuReport {
     pub cpu_s: f64,
     /// The thread had SCHED_FIFO.
     pub realtime: bool,
+    /// The CPU the thread was bound to, if it was.
+    pub cpu: Option<usize>,
     /// Times it left SCHED_FIFO to stay within the kernel's real-time budget, and the
     /// seconds it then ran in the normal class.
     pub realtime_demotions: u32,
@@ -206,6 +212,7 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
     };
     let tuns = [open(0)?, open(1)?];
     sys::minimal_timer_slack();
+    let cpu = config.cpu.filter(|&cpu| sys::bind_to_cpu(cpu));
     let realtime = if config.realtime {
         realtime::Realtime::start(10, sys::now_ns())
     } else {
@@ -285,6 +292,7 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
         packet_buffers: outcome.buffers,
         cpu_s,
         realtime: outcome.realtime.is_some(),
+        cpu,
         realtime_demotions: outcome.realtime.as_ref().map_or(0, |r| r.demotions),
         realtime_off_s: outcome
             .realtime

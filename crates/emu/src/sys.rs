@@ -259,6 +259,19 @@ pub fn minimal_timer_slack() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
+/// Binds the calling thread to CPU `cpu` (sched_setaffinity(2)); false if refused (no
+/// such CPU, or not one this process may use).
+pub fn bind_to_cpu(cpu: usize) -> bool {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
 /// Asks for SCHED_FIFO priority `priority` for the calling thread; false if refused.
 pub fn try_realtime(priority: i32) -> bool {
     let param = libc::sched_param {

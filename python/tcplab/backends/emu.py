@@ -614,6 +614,7 @@ def _emulator_columns(emulator: Mapping[str, Any]) -> dict[str, Any]:
         "tun_refused_packets": sum(d["refused"] for d in emulator["directions"]),
         "realtime_thread": emulator["realtime"],
         "realtime_off_s": emulator["realtime_off_s"],
+        "emulator_cpu": emulator["cpu"],
     }
 
 

@@ -79,17 +79,33 @@ def require_root() -> None:
         raise EmuError("the emu backend needs /dev/net/tun (modprobe tun)")
 
 
-def _in_namespace(netns_fd: int) -> Callable[[], None]:
+def _in_namespace(netns_fd: int, cpus: frozenset[int] | None = None) -> Callable[[], None]:
     """What a child runs between fork and exec: it enters the namespace, and gets SIGKILL
     when the thread that forked it ends, so a runner killed with SIGKILL takes its children
-    along."""
+    along; with `cpus`, it runs on those CPUs only."""
 
     def enter() -> None:
         if _libc.setns(netns_fd, _CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "setns(CLONE_NEWNET)")
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
 
     return enter
+
+
+def placement(emulators: int, cpus: set[int]) -> tuple[int | None, frozenset[int] | None]:
+    """The emulator's CPU and the endpoints' CPUs, out of the CPUs this process may use.
+
+    With one emulator and two CPUs or more, the emulator has the first to itself and every
+    process started in the namespaces runs on the others. Out of SCHED_FIFO (its real-time
+    budget spent) the emulator then shares its CPU with no endpoint, whose time slices
+    would otherwise stop it for milliseconds. Several emulators (a path split by PEPs), or
+    a single CPU, are left to the scheduler: (None, None)."""
+    if emulators != 1 or len(cpus) < 2:
+        return None, None
+    first = min(cpus)
+    return first, frozenset(cpus - {first})
 
 
 def _run_in(netns_fd: int, argv: Sequence[str]) -> str:
@@ -306,6 +322,9 @@ class EmuNetwork:
         # Per segment: the sender-side and the receiver-side address.
         self.addresses = [segment_addresses(i) for i in range(len(self._segments))]
         self._config = dict(config)
+        self._emulator_cpu, self._endpoint_cpus = placement(
+            len(self._segments), os.sched_getaffinity(0)
+        )
         self._mtu = mtu
         self._children: list[subprocess.Popen[str]] = []
         self._threads: list[threading.Thread] = []
@@ -362,6 +381,8 @@ class EmuNetwork:
             "stop_fd": stop_r,
             "clock_fd": clock_r,
         }
+        if self._emulator_cpu is not None:
+            config["cpu"] = self._emulator_cpu
         log = config.get("packet_log")
         if log and i > 0:
             # Each segment's emulator writes its own CSV; the mahimahi logs are per link.
@@ -427,7 +448,7 @@ class EmuNetwork:
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
-            preexec_fn=_in_namespace(self.namespaces[side]),
+            preexec_fn=_in_namespace(self.namespaces[side], self._endpoint_cpus),
         )
         self._children.append(child)
         return child
