@@ -9,6 +9,7 @@ import math
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -314,6 +315,30 @@ def test_cli_sim_only_json(tmp_path: Path) -> None:
     for point in data["points"]:
         ratio = point["goodput_sim_bps"] / point["goodput_kernel_bps"]
         assert point["goodput_ratio"] == pytest.approx(ratio)
+
+
+def test_cli_failed_runs_exit_1_and_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that fails leaves the others compared, and the status and output say so."""
+    real = calibrate.calibrate
+    name = "10Mbps-10ms-q1bdp-reno"
+
+    def one_fails(*args: Any) -> calibrate.Calibration:
+        *before, on_run, repetitions = args
+        result = real(*before, None, repetitions)
+        on_run(name, "the emulator failed")
+        return result
+
+    monkeypatch.setattr(calibrate, "calibrate", one_fails)
+    runner = CliRunner()
+    args = ["calibrate", str(REGRESSION), "--sim-only", f"--points={name}", "--out", str(tmp_path)]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 1, table.output
+    assert f"1 runs failed: {name}" in table.output
+    data = runner.invoke(app, [*args, "--json"])
+    assert data.exit_code == 1
+    assert json.loads(data.stdout)["runs_failed"] == [name]
 
 
 def test_cli_refusals(tmp_path: Path) -> None:

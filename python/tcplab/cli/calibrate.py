@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # imported where it runs: the calibration needs the store ext
     from tcplab.calibrate import Mode
 
 BOUNDS_EXCEEDED = 1
+# As `tcplab sweep` and `tcplab reproduce`: the points that did run are compared and
+# stored, and the status says that some did not.
+RUNS_FAILED = 1
 
 
 def calibrate_command(
@@ -102,7 +105,14 @@ def calibrate_command(
         mode: Mode = "sim" if sim_only else "kernel" if kernel_only else "both"
         if (write_bounds or check_bounds) and mode == "kernel":
             raise TcplabError("--write-bounds and --check-bounds need the simulator's runs")
-        progress = None if json_output else _progress
+        failed: list[str] = []
+
+        def progress(point: str, error: str | None) -> None:
+            if error is not None:
+                failed.append(point)
+            if not json_output:
+                _progress(point, error)
+
         result = calibration.calibrate(
             grid, mode, points, out, jobs, force, max_timing_error, progress, repetitions
         )
@@ -117,7 +127,7 @@ def calibrate_command(
     except (TcplabError, OSError) as error:
         raise fail(error) from None
     if json_output:
-        data = {**result.to_dict(), "bounds_exceeded": exceeded}
+        data = {**result.to_dict(), "bounds_exceeded": exceeded, "runs_failed": failed}
         sys.stdout.write(json.dumps(data, allow_nan=False) + "\n")
     else:
         print_table(points_table(result.points, result.grid.name))
@@ -128,8 +138,10 @@ def calibrate_command(
             console.print(f"report written to {html}")
         for line in exceeded:
             console.print(f"bound exceeded: {line}")
-    if exceeded:
-        raise typer.Exit(BOUNDS_EXCEEDED)
+        if failed:
+            console.print(f"{len(failed)} runs failed: {', '.join(sorted(set(failed)))}")
+    if exceeded or failed:
+        raise typer.Exit(BOUNDS_EXCEEDED if exceeded else RUNS_FAILED)
 
 
 def _progress(point: str, error: str | None) -> None:
