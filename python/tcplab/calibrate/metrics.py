@@ -92,7 +92,8 @@ class Verdict:
         if self.missing:
             text += f"; {self.missing} without kernel data"
         text += (
-            f". Retransmissions within {100 * RETRANSMITS_BAR:g} % (or 20 segments) at"
+            f". Retransmissions within {100 * RETRANSMITS_BAR:g} % (or"
+            f" {RETRANSMITS_BAR * RETRANSMITS_FLOOR:g} segments) at"
             f" {self.retransmits.met} of {self.retransmits.of}; simulator timeouts where the"
             f" kernel had none at {self.extra_timeouts}; NRMSE <= {NRMSE_BAR:g} at"
             f" {self.nrmse.met} of {self.nrmse.of}"
@@ -325,9 +326,7 @@ def compare(
     return pd.DataFrame(rows)
 
 
-def _same_seed(
-    sims: dict[str, dict[str, Any]], kernel: Mapping[str, Any] | None
-) -> dict[str, Any]:
+def _same_seed(sims: dict[str, dict[str, Any]], kernel: Mapping[str, Any] | None) -> dict[str, Any]:
     """The simulator's run of a point at the compared kernel run's seed, else its first
     run. (Not by run id: that names the scenario too, which changes with every setting
     added since the kernel ran.)"""

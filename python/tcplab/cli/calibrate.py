@@ -14,7 +14,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from tcplab.cli.common import console, fail, print_table
+from tcplab.cli.common import RUNS_FAILED, console, fail, print_table
 from tcplab.errors import TcplabError
 from tcplab.extras import require
 from tcplab.report import display
@@ -23,9 +23,6 @@ if TYPE_CHECKING:  # imported where it runs: the calibration needs the store ext
     from tcplab.calibrate import Mode
 
 BOUNDS_EXCEEDED = 1
-# As `tcplab sweep` and `tcplab reproduce`: the points that did run are compared and
-# stored, and the status says that some did not.
-RUNS_FAILED = 1
 
 
 def calibrate_command(
@@ -148,20 +145,25 @@ def _progress(point: str, error: str | None) -> None:
     typer.echo(f"{point}: {'failed: ' + error if error else 'done'}", err=True)
 
 
+def _absent(value: Any) -> bool:
+    """A column without a value for this point (None, or NaN from pandas)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _ratio(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _absent(value):
         return display.MISSING
     return "inf" if math.isinf(value) else f"{value:.2f}"
 
 
 def _count(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _absent(value):
         return display.MISSING
     return f"{value:,.0f}"
 
 
 def _rate(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _absent(value):
         return display.MISSING
     return display.rate(value)
 
@@ -188,7 +190,7 @@ def _nrmse(row: dict[str, Any]) -> str:
     """The simulator's NRMSE and, where the kernel ran the point more than once, its own
     runs' (the largest against the compared run)."""
     kernel = row.get("nrmse_kernel")
-    if kernel is None or (isinstance(kernel, float) and math.isnan(kernel)):
+    if _absent(kernel):
         return _ratio(row["nrmse"])
     return f"{_ratio(row['nrmse'])}/{_ratio(kernel)}"
 
