@@ -23,10 +23,37 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def sample() -> Columns:
     return Columns.from_sim(
         [
-            ("t_s", "d", [struct.pack("<d", 0.5), struct.pack("<d", 1.0)], None),
-            ("cwnd_bytes", "I", [struct.pack("<2I", 2920, 2**32 - 1)], None),
-            ("cells", "Q", [struct.pack("<2Q", 7, 2**40)], None),
-            ("direction", "B", [bytes([1]), bytes([0])], ["forward", "reverse"]),
+            ("t_s", "d", (struct.pack("<d", 0.5), struct.pack("<d", 1.0)), None, None, None),
+            ("cwnd_bytes", "I", (struct.pack("<2I", 2920, 2**32 - 1),), None, None, None),
+            ("cells", "Q", (struct.pack("<2Q", 7, 2**40),), None, None, None),
+            ("direction", "B", (bytes([1]), bytes([0])), ["forward", "reverse"], None, None),
+        ]
+    )
+
+
+def encoded(flows: int) -> Columns:
+    """Two instants of `flows` rows each, as the trace sends them: the time run-end encoded,
+    SRTT integer nanoseconds, a counter in the narrowest type it fits."""
+    rows = 2 * flows
+    return Columns.from_sim(
+        [
+            (
+                "t_s",
+                "d",
+                (struct.pack("<2d", 0.01, 0.02),),
+                None,
+                (struct.pack("<2I", flows, rows),),
+                None,
+            ),
+            ("srtt_s", "I", (struct.pack(f"<{rows}I", *range(1, rows + 1)),), None, None, 10**9),
+            (
+                "retransmits",
+                "B" if flows < 256 else "H",
+                (bytes(rows * (1 + (flows >= 256))),),
+                None,
+                None,
+                None,
+            ),
         ]
     )
 
@@ -56,6 +83,30 @@ def test_stacking_numbers_repetitions_and_joins_buffers() -> None:
     assert stacked["direction"] == ["reverse", "forward", "reverse", "forward", "forward"]
     twice = Columns.stack([sample(), sample()])
     assert isinstance(twice._columns["cells"], Buffer), "buffers stay buffers"
+
+
+def test_runs_and_divisors_decode_to_the_values_of_plain_columns() -> None:
+    columns = encoded(2)
+    assert columns.rows == 4 and columns.nbytes == 16 + 8 + 16 + 4
+    assert columns["t_s"] == [0.01, 0.01, 0.02, 0.02]
+    # Divided as the simulator converts ns to s: the float of the integer over 1e9.
+    assert columns["srtt_s"] == [n / 1e9 for n in range(1, 5)] == [1e-09, 2e-09, 3e-09, 4e-09]
+    table = columns.to_arrow()
+    assert [str(t) for t in table.schema.types] == ["double", "double", "int64"]
+    assert table.to_pydict() == columns.to_dict()
+    frame = columns.to_pandas()
+    assert list(frame.dtypes) == list(pd.DataFrame(columns.to_dict()).dtypes)
+    assert frame.to_dict("list") == columns.to_dict()
+
+
+def test_stacking_joins_runs_and_widens_integers() -> None:
+    stacked = Columns.stack([encoded(2), encoded(300)])
+    buffers = stacked._columns
+    assert isinstance(buffers["t_s"], Buffer) and isinstance(buffers["retransmits"], Buffer)
+    assert buffers["retransmits"].code == "H", "the widest of the parts' types"
+    assert stacked["t_s"] == [0.01] * 2 + [0.02] * 2 + [0.01] * 300 + [0.02] * 300
+    assert stacked["repetition"] == [0] * 4 + [1] * 600
+    assert stacked.to_pandas().to_dict("list") == stacked.to_dict()
 
 
 def test_columns_of_a_run_hold_what_its_json_holds() -> None:

@@ -2,8 +2,11 @@
 
 from typing import Any
 
-# (name, array type code: d, Q, I or B, the values' little-endian bytes in pieces, labels)
-Column = tuple[str, str, tuple[bytes, ...], list[str] | None]
+# (name, array type code: d, Q, I, H or B, the values' little-endian bytes in pieces,
+# labels, run ends (u32 little-endian bytes in pieces), divisor); tcplab.columns.Buffer
+Column = tuple[
+    str, str, tuple[bytes, ...], list[str] | None, tuple[bytes, ...] | None, int | None
+]
 
 __version__: str
 

@@ -24,32 +24,58 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from tcplab import _sim
+
 # The buffers are little-endian; `array` and memoryview read native order.
 _NATIVE_LITTLE = sys.byteorder == "little"
 
 
 @dataclass(frozen=True)
 class Buffer:
-    """One column as the simulator sent it: `array` type code (d, Q, I, or B with labels),
-    its little-endian values in chunks, and for B the names its values index."""
+    """One column as the simulator sent it: `array` type code (d, Q, I, H, or B, also for
+    labels), its little-endian values in chunks, and three encodings of the column from
+    them (docs/internals/plan-and-result.md): `labels`, the names B values index; `run_ends`,
+    chunks of u32 ends of each value's run of rows (Arrow's run-end encoding); `divisor`, the
+    integer the values are divided by to give the column's floats (nanoseconds as seconds)."""
 
     code: str
     chunks: tuple[bytes, ...]
     labels: tuple[str, ...] | None = None
+    run_ends: tuple[bytes, ...] | None = None
+    divisor: int | None = None
 
     @property
     def nbytes(self) -> int:
-        return sum(len(chunk) for chunk in self.chunks)
+        return sum(len(chunk) for chunk in self.chunks + (self.run_ends or ()))
 
     def __len__(self) -> int:
-        return self.nbytes // array(self.code).itemsize
+        if self.run_ends is not None:
+            last = b"".join(self.run_ends)[-4:]
+            return int.from_bytes(last, "little") if last else 0
+        return sum(len(chunk) for chunk in self.chunks) // array(self.code).itemsize
+
+    def stored(self) -> array[Any]:
+        """The values as sent: one per run with `run_ends`, integers with `divisor`."""
+        return _native(self.code, self.chunks)
+
+    def ends(self) -> array[Any]:
+        """Where each value's run of rows ends (no runs: each row its own)."""
+        if self.run_ends is None:
+            return array("I", range(1, len(self) + 1))
+        return _native("I", self.run_ends)
 
     def values(self) -> array[Any]:
-        values = array(self.code)
-        for chunk in self.chunks:
-            values.frombytes(chunk)
-        if not _NATIVE_LITTLE:
-            values.byteswap()
+        """One value per row: runs repeated, divided values as floats ('d')."""
+        stored = self.stored()
+        if self.divisor is not None:
+            divisor = self.divisor
+            stored = array("d", (float(v) / divisor for v in stored))
+        if self.run_ends is None:
+            return stored
+        values, start = array(stored.typecode), 0
+        for value, end in zip(stored, self.ends(), strict=True):
+            values.extend(array(stored.typecode, [value]) * (end - start))
+            start = end
         return values
 
     def to_list(self) -> list[Any]:
@@ -57,6 +83,68 @@ class Buffer:
             labels = self.labels
             return [labels[code] for chunk in self.chunks for code in chunk]
         return self.values().tolist()
+
+    def to_numpy(self) -> Any:
+        """One value per row as a numpy array: floats float64, integers as sent (unsigned),
+        labels their codes (u1)."""
+        import numpy as np
+
+        kind = np.dtype(_NUMPY_TYPES[self.code])
+        values = np.concatenate(
+            [np.frombuffer(chunk, kind) for chunk in self.chunks] or [np.empty(0, kind)]
+        )
+        if self.divisor is not None:
+            values = values.astype(np.float64) / self.divisor
+        if self.run_ends is not None:
+            ends = np.concatenate([np.frombuffer(c, "<u4") for c in self.run_ends])
+            values = np.repeat(values, np.diff(ends, prepend=0))
+        return values
+
+    def plain(self) -> bool:
+        """Whether the chunks hold the column's values as they are, one per row."""
+        return self.run_ends is None and self.divisor is None
+
+    @staticmethod
+    def concat(buffers: Sequence[Buffer]) -> Buffer | None:
+        """The buffers' rows one after another as one buffer, integers in the widest of their
+        types; None when they differ in labels, divisor or kind of number."""
+        first = buffers[0]
+        if any((b.labels, b.divisor) != (first.labels, first.divisor) for b in buffers):
+            return None
+        codes = {b.code for b in buffers}
+        if len(codes) > 1 and not codes <= set(_UNSIGNED):
+            return None
+        code = max(codes, key=_UNSIGNED.index) if len(codes) > 1 else first.code
+        if len(codes) > 1:
+            # Only integers widen; their runs and divisor stay as they are.
+            buffers = [
+                Buffer(code, (_little(array(code, b.stored())),), b.labels, b.run_ends, b.divisor)
+                for b in buffers
+            ]
+        chunks = tuple(chunk for b in buffers for chunk in b.chunks)
+        if all(b.run_ends is None for b in buffers):
+            return Buffer(code, chunks, first.labels, None, first.divisor)
+        ends, offset = array("I"), 0
+        for b in buffers:
+            ends.extend(end + offset for end in b.ends())
+            offset += len(b)
+        return Buffer(code, chunks, first.labels, (_little(ends),), first.divisor)
+
+
+def _native(code: str, chunks: tuple[bytes, ...]) -> array[Any]:
+    values = array(code)
+    for chunk in chunks:
+        values.frombytes(chunk)
+    if not _NATIVE_LITTLE:
+        values.byteswap()
+    return values
+
+
+def _little(values: array[Any]) -> bytes:
+    if not _NATIVE_LITTLE:
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
 
 
 Column = Buffer | list[Any]
@@ -70,14 +158,18 @@ class Columns(Mapping[str, list[Any]]):
         self._columns: dict[str, Column] = dict(columns or {})
 
     @classmethod
-    def from_sim(
-        cls, columns: Sequence[tuple[str, str, Sequence[bytes], Sequence[str] | None]]
-    ) -> Columns:
+    def from_sim(cls, columns: Sequence[_sim.Column]) -> Columns:
         """The columns of one part as `tcplab._sim.run_columnar` returns them."""
         return cls(
             {
-                name: Buffer(code, tuple(chunks), tuple(labels) if labels is not None else None)
-                for name, code, chunks, labels in columns
+                name: Buffer(
+                    code,
+                    tuple(chunks),
+                    tuple(labels) if labels is not None else None,
+                    tuple(run_ends) if run_ends is not None else None,
+                    divisor,
+                )
+                for name, code, chunks, labels, run_ends, divisor in columns
             }
         )
 
@@ -114,8 +206,9 @@ class Columns(Mapping[str, list[Any]]):
         return {name: self[name] for name in self._columns}
 
     def to_arrow(self) -> pa.Table:
-        """A pyarrow Table: float columns wrap their buffers without a copy, integer columns
-        become int64 (as the other backends' lists do), labels become strings."""
+        """A pyarrow Table: float columns wrap their buffers without a copy (those with runs
+        or a divisor are decoded), integer columns become int64 (as the other backends'
+        lists do), labels become strings."""
         with needed("Columns.to_arrow"):
             import pyarrow as pa
 
@@ -123,6 +216,12 @@ class Columns(Mapping[str, list[Any]]):
         for name, column in self._columns.items():
             if not isinstance(column, Buffer):
                 arrays[name] = pa.array(column)
+                continue
+            if not column.plain():
+                values = column.to_numpy()
+                arrays[name] = pa.array(
+                    values if values.dtype.kind == "f" else values.astype("<i8")
+                )
                 continue
             code = "B" if column.labels is not None else column.code
             kind = _ARROW_TYPES[code](pa)
@@ -159,15 +258,11 @@ class Columns(Mapping[str, list[Any]]):
             if not isinstance(column, Buffer):
                 data[name] = column
                 continue
-            code = "B" if column.labels is not None else column.code
-            kind = np.dtype(_NUMPY_TYPES[code])
-            values = np.concatenate(
-                [np.frombuffer(chunk, kind) for chunk in column.chunks] or [np.empty(0, kind)]
-            )
+            values = column.to_numpy()
             if column.labels is not None:
                 data[name] = np.array(column.labels, dtype=object)[values]
             else:
-                data[name] = values if code == "d" else values.astype(np.int64)
+                data[name] = values if values.dtype.kind == "f" else values.astype(np.int64)
         return pd.DataFrame(data)
 
     @classmethod
@@ -198,12 +293,10 @@ class Columns(Mapping[str, list[Any]]):
         for name in names:
             columns = [part._columns.get(name, []) for part in parts]
             buffers = [c for c in columns if isinstance(c, Buffer)]
-            if len(buffers) == len(columns) and len({(b.code, b.labels) for b in buffers}) == 1:
-                first = buffers[0]
-                chunks = tuple(chunk for b in buffers for chunk in b.chunks)
-                stacked[name] = Buffer(first.code, chunks, first.labels)
-            else:
-                stacked[name] = [v for c in columns for v in _as_list(c)]
+            joined = Buffer.concat(buffers) if len(buffers) == len(columns) else None
+            stacked[name] = (
+                joined if joined is not None else [v for c in columns for v in _as_list(c)]
+            )
         return cls(stacked)
 
 
@@ -216,8 +309,11 @@ _ARROW_TYPES = {
     "q": lambda pa: pa.int64(),
     "Q": lambda pa: pa.uint64(),
     "I": lambda pa: pa.uint32(),
+    "H": lambda pa: pa.uint16(),
     "B": lambda pa: pa.uint8(),
 }
-_NUMPY_TYPES = {"d": "<f8", "q": "<i8", "Q": "<u8", "I": "<u4", "B": "u1"}
+_NUMPY_TYPES = {"d": "<f8", "q": "<i8", "Q": "<u8", "I": "<u4", "H": "<u2", "B": "u1"}
+# The unsigned type codes, narrowest first.
+_UNSIGNED = ("B", "H", "I", "Q")
 # The array type code a column read back from Arrow keeps as a buffer, by Arrow type name.
 _CODES_OF_ARROW = {"double": "d", "int64": "q", "uint64": "Q", "uint32": "I"}

@@ -36,8 +36,10 @@ fn simulated<T>(outcome: std::thread::Result<Result<T, tcplab_sim::PlanError>>) 
 /// and scalars (JSON text), its long parts as a dict from each part's name (`series`,
 /// `trace`, `atm_queue`, `abr_acr`) to its columns, and a dict from each capture's name
 /// (`links.0`, `links.0.forward`) to its pcap file's bytes. A column is a tuple (name,
-/// type code of the `array` module: d, Q, I or B, a tuple of bytes objects holding its
-/// little-endian values in order, labels: None, or for B the names its values index).
+/// type code of the `array` module: d, Q, I, H or B, a tuple of bytes objects holding its
+/// little-endian values in order, labels: None or the names its B values index, run ends:
+/// None or a tuple of bytes objects of u32, the end of each value's run of rows, divisor:
+/// None or the integer its values are divided by to give the column's floats).
 /// Errors as `run`.
 #[pyfunction]
 fn run_columnar<'py>(py: Python<'py>, plan_json: &str) -> PyResult<Bound<'py, PyTuple>> {
@@ -65,30 +67,44 @@ fn run_columnar<'py>(py: Python<'py>, plan_json: &str) -> PyResult<Bound<'py, Py
 /// Values per bytes object of a column: 1 Mi values, 8 MiB of f64.
 const CHUNK_VALUES: usize = 1 << 20;
 
-/// A table's columns as Python tuples. Each column's values are written into bytes objects
-/// of at most [`CHUNK_VALUES`] values, from its end, and each chunk's memory is given back
-/// as soon as it is written, so a long trace is never held twice over: at most one chunk
-/// more than the trace itself.
+/// A table's columns as Python tuples (name, type code, chunks, labels, run ends, divisor;
+/// crate::columns::Column). Each column's values are written into bytes objects of at most
+/// [`CHUNK_VALUES`] values, from its end, and each chunk's memory is given back as soon as
+/// it is written, so a long trace is never held twice over: at most one chunk more than the
+/// trace itself.
 fn columns<'py>(py: Python<'py>, table: tcplab_sim::Table) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for column in table.columns {
-        let mut values = column.values;
-        let code = values.type_code().to_string();
-        let labels = values.labels().map(|l| l.to_vec());
-        let mut chunks = Vec::new();
-        while !values.is_empty() {
-            let from = values.len().saturating_sub(CHUNK_VALUES);
-            let bytes = (values.len() - from) * values.width();
-            chunks.push(PyBytes::new_with(py, bytes, |out| {
-                values.write_le(from, out);
-                Ok(())
-            })?);
-            values.truncate(from);
-        }
-        chunks.reverse();
-        list.append((column.name, code, PyTuple::new(py, chunks)?, labels))?;
+        let code = column.values.type_code().to_string();
+        let labels = column.values.labels().map(|l| l.to_vec());
+        let chunks = chunked(py, column.values)?;
+        let run_ends = column
+            .run_ends
+            .map(|ends| chunked(py, tcplab_sim::columns::Values::U32(ends)))
+            .transpose()?;
+        list.append((column.name, code, chunks, labels, run_ends, column.divisor))?;
     }
     Ok(list)
+}
+
+/// The values as a tuple of bytes objects, written from the end and given back chunk by
+/// chunk.
+fn chunked(
+    py: Python<'_>,
+    mut values: tcplab_sim::columns::Values,
+) -> PyResult<Bound<'_, PyTuple>> {
+    let mut chunks = Vec::new();
+    while !values.is_empty() {
+        let from = values.len().saturating_sub(CHUNK_VALUES);
+        let bytes = (values.len() - from) * values.width();
+        chunks.push(PyBytes::new_with(py, bytes, |out| {
+            values.write_le(from, out);
+            Ok(())
+        })?);
+        values.truncate(from);
+    }
+    chunks.reverse();
+    PyTuple::new(py, chunks)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -11,10 +11,14 @@ use crate::plan::Plan;
 /// The most the result's columns may take, in bytes (1 GiB).
 pub const BUDGET_BYTES: u64 = 1 << 30;
 
-/// Bytes per sample: a trace row (flow and segment u32, t_s f64, cwnd, ssthresh, flight and
-/// rwnd u32, srtt f64, acked bytes u64, retransmits u32), an ATM queue or ABR rate row (t_s f64, link
-/// or flow u64, direction u8, cells u64 or rate f64), a series row (t_s f64, bytes u64).
-const TRACE_ROW_BYTES: u64 = 4 + 4 + 8 + 4 + 4 + 8 + 4 + 4 + 8 + 4;
+/// Bytes per sample at most: a trace row (crate::metrics::Trace: flow and segment, cwnd,
+/// ssthresh, flight, rwnd and retransmits at most u32, srtt and acked bytes at most u64; its
+/// time is one value per sampling instant, [`INSTANT_BYTES`]), an ATM queue or ABR rate row
+/// (t_s f64, link or flow u64, direction u8, cells u64 or rate f64), a series row (t_s f64,
+/// bytes u64).
+const TRACE_ROW_BYTES: u64 = 7 * 4 + 2 * 8;
+/// A sampling instant of the trace: its time (f64) and the end of its rows (u32).
+const INSTANT_BYTES: u64 = 8 + 4;
 const PORT_ROW_BYTES: u64 = 8 + 8 + 1 + 8;
 const SERIES_ROW_BYTES: u64 = 8 + 8;
 /// A queue row (metrics/queue.rs): time, link, direction, seven figures; the meter keeps
@@ -32,6 +36,8 @@ pub enum Values {
     F64(Vec<f64>),
     U64(Vec<u64>),
     U32(Vec<u32>),
+    U16(Vec<u16>),
+    U8(Vec<u8>),
     /// Each row's index into `labels` (an Arrow dictionary array with u8 indices).
     Labels {
         codes: Vec<u8>,
@@ -45,6 +51,8 @@ impl Values {
             Values::F64(v) => v.len(),
             Values::U64(v) => v.len(),
             Values::U32(v) => v.len(),
+            Values::U16(v) => v.len(),
+            Values::U8(v) => v.len(),
             Values::Labels { codes, .. } => codes.len(),
         }
     }
@@ -53,13 +61,15 @@ impl Values {
         self.len() == 0
     }
 
-    /// The Python `struct`/`array` type code of one value: d, Q, I, or B for labels.
+    /// The Python `struct`/`array` type code of one value: d, Q, I, H, or B (also for
+    /// labels).
     pub fn type_code(&self) -> char {
         match self {
             Values::F64(_) => 'd',
             Values::U64(_) => 'Q',
             Values::U32(_) => 'I',
-            Values::Labels { .. } => 'B',
+            Values::U16(_) => 'H',
+            Values::U8(_) | Values::Labels { .. } => 'B',
         }
     }
 
@@ -68,7 +78,22 @@ impl Values {
         match self {
             Values::F64(_) | Values::U64(_) => 8,
             Values::U32(_) => 4,
-            Values::Labels { .. } => 1,
+            Values::U16(_) => 2,
+            Values::U8(_) | Values::Labels { .. } => 1,
+        }
+    }
+
+    /// The unsigned integers, widened to u64 (none for f64 values or labels).
+    pub fn unsigned(&self) -> Option<Vec<u64>> {
+        fn wide<T: Copy + Into<u64>>(v: &[T]) -> Option<Vec<u64>> {
+            Some(v.iter().map(|&x| x.into()).collect())
+        }
+        match self {
+            Values::U64(v) => Some(v.clone()),
+            Values::U32(v) => wide(v),
+            Values::U16(v) => wide(v),
+            Values::U8(v) => wide(v),
+            Values::F64(_) | Values::Labels { .. } => None,
         }
     }
 
@@ -96,7 +121,8 @@ impl Values {
             Values::F64(v) => put(out, &v[from..], f64::to_le_bytes),
             Values::U64(v) => put(out, &v[from..], u64::to_le_bytes),
             Values::U32(v) => put(out, &v[from..], u32::to_le_bytes),
-            Values::Labels { codes, .. } => out.copy_from_slice(&codes[from..]),
+            Values::U16(v) => put(out, &v[from..], u16::to_le_bytes),
+            Values::U8(v) | Values::Labels { codes: v, .. } => out.copy_from_slice(&v[from..]),
         }
     }
 
@@ -110,16 +136,107 @@ impl Values {
             Values::F64(v) => cut(v, len),
             Values::U64(v) => cut(v, len),
             Values::U32(v) => cut(v, len),
-            Values::Labels { codes, .. } => cut(codes, len),
+            Values::U16(v) => cut(v, len),
+            Values::U8(v) | Values::Labels { codes: v, .. } => cut(v, len),
         }
     }
 }
 
-/// A named column.
+/// An unsigned integer column kept in the narrowest width (8, 16, 32 or 64 bits) that holds
+/// every value pushed so far, widened (one copy) when a value needs more: a counter costs
+/// one byte per row while it stays below 256, and a column of byte counts four, not eight,
+/// until one passes 4 GiB.
+#[derive(Debug)]
+pub struct Uints {
+    values: Values,
+    /// The rows reserved, kept when the column widens.
+    capacity: usize,
+}
+
+impl Default for Uints {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
+impl Uints {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            values: Values::U8(Vec::with_capacity(capacity)),
+            capacity,
+        }
+    }
+
+    pub fn push(&mut self, value: u64) {
+        loop {
+            match &mut self.values {
+                Values::U8(v) => match u8::try_from(value) {
+                    Ok(x) => return v.push(x),
+                    Err(_) => self.widen(),
+                },
+                Values::U16(v) => match u16::try_from(value) {
+                    Ok(x) => return v.push(x),
+                    Err(_) => self.widen(),
+                },
+                Values::U32(v) => match u32::try_from(value) {
+                    Ok(x) => return v.push(x),
+                    Err(_) => self.widen(),
+                },
+                Values::U64(v) => return v.push(value),
+                Values::F64(_) | Values::Labels { .. } => unreachable!("unsigned values"),
+            }
+        }
+    }
+
+    /// The values in the next wider type, with the column's reserved rows.
+    fn widen(&mut self) {
+        fn to<T: Copy, U: From<T>>(v: &[T], capacity: usize) -> Vec<U> {
+            let mut wide = Vec::with_capacity(capacity.max(v.len() + 1));
+            wide.extend(v.iter().map(|&x| U::from(x)));
+            wide
+        }
+        let capacity = self.capacity;
+        self.values = match &self.values {
+            Values::U8(v) => Values::U16(to(v, capacity)),
+            Values::U16(v) => Values::U32(to(v, capacity)),
+            Values::U32(v) => Values::U64(to(v, capacity)),
+            Values::U64(_) | Values::F64(_) | Values::Labels { .. } => {
+                unreachable!("only a column narrower than u64 widens")
+            }
+        };
+    }
+
+    pub fn values(&self) -> &Values {
+        &self.values
+    }
+
+    pub fn into_values(self) -> Values {
+        self.values
+    }
+}
+
+/// A named column. `run_ends` (an Arrow run-end encoded array) makes `values` one value per
+/// run of equal rows, run k covering the rows from the end of run k − 1 up to `run_ends[k]`
+/// (exclusive); `divisor` makes the column's values `values` / divisor as f64 (integer
+/// nanoseconds read as seconds, divided as [`crate::engine`]'s conversion divides).
 #[derive(Debug, PartialEq)]
 pub struct Column {
     pub name: &'static str,
     pub values: Values,
+    pub run_ends: Option<Vec<u32>>,
+    pub divisor: Option<u64>,
+}
+
+impl Column {
+    /// A column of one value per row.
+    pub fn new(name: &'static str, values: Values) -> Self {
+        Self {
+            name,
+            values,
+            run_ends: None,
+            divisor: None,
+        }
+    }
 }
 
 /// One long part of the result, by its name in the result (`series`, `trace`, ...).
@@ -162,7 +279,9 @@ pub fn estimate_bytes(plan: &Plan) -> (u64, &'static str) {
     // Each TCP connection is traced: a flow crossing every PEP runs as peps + 1 of them.
     let connections = flows.saturating_mul(plan.peps.len() as u64 + 1);
     let traced = samples.saturating_mul(
-        connections.saturating_mul(TRACE_ROW_BYTES) + (ports + vcs) * PORT_ROW_BYTES,
+        connections.saturating_mul(TRACE_ROW_BYTES)
+            + INSTANT_BYTES
+            + (ports + vcs) * PORT_ROW_BYTES,
     );
     // Every direction with a serializer of its own measures its queue (ATM and wlan
     // directions are counted too: a bound, not an exact count).
@@ -210,6 +329,31 @@ mod tests {
         let mut out = vec![0; 8];
         f.write_le(0, &mut out);
         assert_eq!(f64::from_le_bytes(out.try_into().unwrap()), 0.5);
+    }
+
+    #[test]
+    fn unsigned_columns_widen_only_when_a_value_needs_it() {
+        let mut c = Uints::with_capacity(4);
+        c.push(255);
+        assert_eq!(c.values(), &Values::U8(vec![255]));
+        c.push(256);
+        c.push(7);
+        assert_eq!(c.values(), &Values::U16(vec![255, 256, 7]));
+        c.push(1 << 32);
+        assert_eq!(c.values(), &Values::U64(vec![255, 256, 7, 1 << 32]));
+        c.push(u64::MAX);
+        let values = c.into_values();
+        assert_eq!(
+            values.unsigned(),
+            Some(vec![255, 256, 7, 1 << 32, u64::MAX])
+        );
+        assert_eq!((values.type_code(), values.width()), ('Q', 8));
+        let mut small = Uints::default();
+        small.push(70_000);
+        assert_eq!(small.values(), &Values::U32(vec![70_000]));
+        let mut out = vec![0; 2];
+        Values::U16(vec![0x0102]).write_le(0, &mut out);
+        assert_eq!(out, [2, 1]);
     }
 
     #[test]

@@ -269,22 +269,10 @@ impl AtmQueueSeries {
         Table {
             name: "atm_queue",
             columns: vec![
-                Column {
-                    name: "t_s",
-                    values: Values::F64(self.t_s),
-                },
-                Column {
-                    name: "link",
-                    values: Values::U64(link),
-                },
-                Column {
-                    name: "direction",
-                    values: direction_labels(&self.direction),
-                },
-                Column {
-                    name: "cells",
-                    values: Values::U64(self.cells),
-                },
+                Column::new("t_s", Values::F64(self.t_s)),
+                Column::new("link", Values::U64(link)),
+                Column::new("direction", direction_labels(&self.direction)),
+                Column::new("cells", Values::U64(self.cells)),
             ],
         }
     }
@@ -311,22 +299,10 @@ impl AbrAcrSeries {
         Table {
             name: "abr_acr",
             columns: vec![
-                Column {
-                    name: "t_s",
-                    values: Values::F64(self.t_s),
-                },
-                Column {
-                    name: "flow",
-                    values: Values::U64(flow),
-                },
-                Column {
-                    name: "direction",
-                    values: direction_labels(&self.direction),
-                },
-                Column {
-                    name: "acr_cells_s",
-                    values: Values::F64(self.acr_cells_s),
-                },
+                Column::new("t_s", Values::F64(self.t_s)),
+                Column::new("flow", Values::U64(flow)),
+                Column::new("direction", direction_labels(&self.direction)),
+                Column::new("acr_cells_s", Values::F64(self.acr_cells_s)),
             ],
         }
     }

@@ -4,7 +4,7 @@
 mod common;
 
 use serde_json::Value;
-use tcplab_sim::columns::{Values, BUDGET_BYTES};
+use tcplab_sim::columns::{Column, Values, BUDGET_BYTES};
 
 fn plan(duration_ns: u64, trace_interval_ns: u64) -> String {
     let tcp = r#"{"cc":"newreno","sndbuf":65536,"rcvbuf":65536,"mss":1460,"initial_window":10,
@@ -23,6 +23,29 @@ fn plan(duration_ns: u64, trace_interval_ns: u64) -> String {
         "flows":[{{"src":0,"dst":1,"app":{{"kind":"bulk","message_size":2097152,"bytes":null}}}}]}}"#
     );
     common::complete(&serde_json::from_str(&partial).unwrap())
+}
+
+/// A column's value per row: runs repeated, divided integers divided.
+fn decoded(column: &Column) -> Vec<f64> {
+    let stored: Vec<f64> = match (&column.values, column.values.unsigned()) {
+        (Values::F64(v), _) => v.clone(),
+        (_, Some(v)) => v.iter().map(|&x| x as f64).collect(),
+        (values, None) => panic!("{}: {values:?} is not a number column", column.name),
+    };
+    let stored = match column.divisor {
+        Some(d) => stored.iter().map(|&x| x / d as f64).collect(),
+        None => stored,
+    };
+    let Some(ends) = &column.run_ends else {
+        return stored;
+    };
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for (&value, &end) in stored.iter().zip(ends) {
+        rows.extend(std::iter::repeat_n(value, (end - start) as usize));
+        start = end;
+    }
+    rows
 }
 
 /// A JSON column as the numbers it holds.
@@ -44,22 +67,18 @@ fn columns_hold_what_the_json_holds() {
     for table in &tables {
         for column in &table.columns {
             let json_column = &json[table.name][column.name];
-            let got: Vec<f64> = match &column.values {
-                Values::F64(v) => v.clone(),
-                Values::U64(v) => v.iter().map(|&x| x as f64).collect(),
-                Values::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-                Values::Labels { codes, labels } => {
-                    let names: Vec<&str> = codes.iter().map(|&c| labels[usize::from(c)]).collect();
-                    let expected: Vec<&str> = json_column
-                        .as_array()
-                        .expect("a column is an array")
-                        .iter()
-                        .map(|v| v.as_str().expect("a label"))
-                        .collect();
-                    assert_eq!(names, expected, "{}.{}", table.name, column.name);
-                    continue;
-                }
-            };
+            if let Values::Labels { codes, labels } = &column.values {
+                let names: Vec<&str> = codes.iter().map(|&c| labels[usize::from(c)]).collect();
+                let expected: Vec<&str> = json_column
+                    .as_array()
+                    .expect("a column is an array")
+                    .iter()
+                    .map(|v| v.as_str().expect("a label"))
+                    .collect();
+                assert_eq!(names, expected, "{}.{}", table.name, column.name);
+                continue;
+            }
+            let got = decoded(column);
             // serde_json parses decimals to within one unit in the last place.
             let expected = numbers(json_column);
             assert_eq!(got.len(), expected.len(), "{}.{}", table.name, column.name);
@@ -73,20 +92,28 @@ fn columns_hold_what_the_json_holds() {
             }
         }
     }
+    let trace = &tables[1].columns;
+    // The time once per instant, SRTT in integer nanoseconds, counters as narrow as they
+    // fit: a flow number and retransmissions below 256 in one byte.
+    let t_s = trace.iter().find(|c| c.name == "t_s").unwrap();
+    assert_eq!(t_s.run_ends.as_ref().map(Vec::len), Some(500));
+    let srtt = trace.iter().find(|c| c.name == "srtt_s").unwrap();
+    assert_eq!(srtt.divisor, Some(1_000_000_000));
+    assert_eq!(trace[0].values.type_code(), 'B');
     // 500 samples of one flow.
     assert_eq!(tables[1].columns[0].values.len(), 500);
 }
 
 #[test]
 fn a_trace_beyond_the_budget_is_refused_naming_its_interval() {
-    // One flow sampled every microsecond for an hour: 3.6e9 samples of 52 bytes (and a
-    // second's queue rows of each link direction).
+    // One flow sampled every microsecond for an hour: 3.6e9 samples of at most 44 bytes and
+    // their instants' 12 (and a second's queue rows of each link direction).
     let err = tcplab_sim::run_json(&plan(3_600_000_000_000, 1_000))
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("trace_interval_ns: "), "{err}");
     assert!(err.contains("raise trace_interval"), "{err}");
-    assert!(err.contains("178528.8 MiB"), "{err}");
+    assert!(err.contains("192261.7 MiB"), "{err}");
     assert!(
         err.contains(&format!("{} MiB budget", BUDGET_BYTES >> 20)),
         "{err}"

@@ -35,7 +35,7 @@ impl QueueSeries {
 
     pub fn table(self) -> Table {
         let link = self.link.into_iter().map(|l| l as u64).collect();
-        let column = |name, values| Column { name, values };
+        let column = Column::new;
         Table {
             name: "queue",
             columns: vec![
