@@ -66,7 +66,9 @@ pub struct Receiver {
     ooo: RangeSet,
     /// SACK negotiated (both SYNs carried SACK-permitted).
     sack: bool,
-    /// Out-of-order segments, most recent first, to order SACK blocks (RFC 2018 §4).
+    /// The out-of-order blocks most recently added to, most recent first (RFC 2018 §4),
+    /// each as the range it held then; at most [`MAX_SACK_BLOCKS`], as Linux keeps
+    /// (`selective_acks`, TCP_NUM_SACKS).
     recent: VecDeque<(u64, u64)>,
     /// Timestamps negotiated, and RFC 7323 §4.3 TS.Recent with Last.ACK.sent.
     timestamps: bool,
@@ -236,9 +238,13 @@ impl Receiver {
     fn insert_out_of_order(&mut self, start: u64, end: u64) {
         self.ooo.insert(start, end);
         if self.sack {
-            self.recent.retain(|&(s, e)| !(start <= s && e <= end));
-            self.recent.push_front((start, end));
-            self.recent.truncate(2 * MAX_SACK_BLOCKS);
+            // One entry per block: a segment that extends or joins blocks moves the joined
+            // block to the front (Linux `tcp_sack_new_ofo_skb`, `tcp_sack_maybe_coalesce`),
+            // so that a run of contiguous arrivals does not push the other blocks out.
+            let block = self.ooo.containing(start).unwrap_or((start, end));
+            self.recent.retain(|&(s, e)| e <= block.0 || block.1 <= s);
+            self.recent.push_front(block);
+            self.recent.truncate(MAX_SACK_BLOCKS);
         }
     }
 
@@ -253,7 +259,8 @@ impl Receiver {
     }
 
     /// RFC 2018 §4: the first block holds the most recently received segment, the others
-    /// repeat the most recently reported blocks; each block is a whole out-of-order range.
+    /// repeat the most recently reported blocks, as many distinct ones as fit; each block is
+    /// a whole out-of-order range.
     fn attach_sack_blocks(&mut self, seg: &mut Segment) {
         let rcv_nxt = self.rcv_nxt;
         self.recent.retain(|&(_, e)| e > rcv_nxt);
@@ -266,10 +273,7 @@ impl Receiver {
             if usize::from(seg.sack_len) == room {
                 break;
             }
-            let Some(block) = self.ooo.containing(start) else {
-                continue;
-            };
-            if !seg.sack_blocks().contains(&block) {
+            if let Some(block) = self.ooo.containing(start) {
                 seg.sack[usize::from(seg.sack_len)] = block;
                 seg.sack_len += 1;
             }
@@ -805,6 +809,46 @@ mod tests {
         let ack = acks(&mut r, MS)[0];
         assert_eq!(ack.sack_len, 4);
         assert_eq!(ack.sack_blocks()[0], (13_000, 14_000));
+    }
+
+    #[test]
+    fn contiguous_arrivals_do_not_push_the_other_blocks_out() {
+        // RFC 2018 §4: as many distinct blocks as fit, most recently reported first. Linux
+        // keeps one entry per block (`selective_acks`), so a run of segments extending the
+        // newest block leaves the three blocks before it in every ACK.
+        let mut r = sack_receiver();
+        for start in [1000, 3000, 5000, 7000] {
+            r.on_segment(MS, &Segment::data(start, 1000, 0, 0));
+            acks(&mut r, MS);
+        }
+        for k in 0..11u64 {
+            r.on_segment(MS, &Segment::data(8000 + 1000 * k, 1000, 0, 0));
+            acks(&mut r, MS);
+        }
+        r.on_segment(MS, &Segment::data(19_000, 1000, 0, 0));
+        assert_eq!(
+            acks(&mut r, MS)[0].sack_blocks(),
+            &[(7000, 20_000), (5000, 6000), (3000, 4000), (1000, 2000)]
+        );
+    }
+
+    #[test]
+    fn a_fifth_block_forgets_the_least_recent() {
+        // Linux `tcp_sack_new_ofo_skb`: with TCP_NUM_SACKS (4) blocks remembered, a new
+        // block pushes out the least recent, which is not reported again while held.
+        let mut r = sack_receiver();
+        for start in [9000, 7000, 5000, 3000, 1000] {
+            r.on_segment(MS, &Segment::data(start, 1000, 0, 0));
+            acks(&mut r, MS);
+        }
+        // The hole at 0 fills: data up to 2000 is delivered; 9000-10000 is still held.
+        r.on_segment(MS, &Segment::data(0, 1000, 0, 0));
+        let ack = acks(&mut r, MS)[0];
+        assert_eq!(ack.ack, 2000);
+        assert_eq!(
+            ack.sack_blocks(),
+            &[(3000, 4000), (5000, 6000), (7000, 8000)]
+        );
     }
 
     #[test]
