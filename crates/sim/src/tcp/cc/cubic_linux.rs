@@ -129,6 +129,9 @@ impl CongestionControl for LinuxCubic {
     fn ssthresh_after_loss(&mut self, s: &CcState) -> u64 {
         let cwnd = s.cwnd / s.mss;
         self.epoch_start = None;
+        // `tcp_init_cwnd_reduction` and `tcp_enter_loss` clear snd_cwnd_cnt when they ask
+        // for ssthresh: credit earned at the old window does not carry over.
+        self.cwnd_cnt = 0;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd {
             cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE)
         } else {
@@ -211,6 +214,22 @@ mod tests {
         c.ssthresh_after_loss(&state(1000, 10_000, 0));
         let cwnd = ack_one_by_one(&mut c, 20_000 * MS);
         assert!(cwnd <= 150_000, "{cwnd}");
+    }
+
+    #[test]
+    fn a_reduction_clears_the_credit_towards_the_next_segment() {
+        // Linux `tcp_init_cwnd_reduction` (and `tcp_enter_loss`) set snd_cwnd_cnt = 0 when
+        // they ask for ssthresh: segments acknowledged at the old window count for nothing.
+        let mut c = LinuxCubic::default();
+        let s = CcState {
+            cwnd: 10_000,
+            ssthresh: 12_000,
+            ..state(0, 0, 0)
+        };
+        c.on_ack(&s, 5000);
+        assert_eq!(c.cwnd_cnt, 3);
+        c.ssthresh_after_loss(&state(12, 1000, 0));
+        assert_eq!(c.cwnd_cnt, 0);
     }
 
     #[test]
