@@ -13,7 +13,7 @@ import pytest
 
 import tcplab
 from tcplab import _sim
-from tcplab.columns import Buffer, Columns
+from tcplab.columns import Buffer, Columns, write_parquet
 from tcplab.plan import resolve, topology_form
 from tcplab.spec import load_spec
 
@@ -107,6 +107,21 @@ def test_stacking_joins_runs_and_widens_integers() -> None:
     assert stacked["t_s"] == [0.01] * 2 + [0.02] * 2 + [0.01] * 300 + [0.02] * 300
     assert stacked["repetition"] == [0] * 4 + [1] * 600
     assert stacked.to_pandas().to_dict("list") == stacked.to_dict()
+
+
+def test_parquet_written_piece_by_piece_is_the_file_written_whole() -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    columns = Columns.stack([encoded(3), encoded(300)])
+    pieces = list(columns.arrow_pieces(rows=4))
+    assert [piece.num_rows for piece in pieces] == [4] * 151 + [2]
+    assert pa.concat_tables(pieces).equals(columns.to_arrow())
+    whole, piecewise = pa.BufferOutputStream(), pa.BufferOutputStream()
+    pq.write_table(columns.to_arrow(), whole, row_group_size=4)
+    assert pq.read_table(whole.getvalue()).to_pydict() == columns.to_dict()
+    write_parquet(piecewise, columns.arrow_pieces(rows=4))
+    assert whole.getvalue() == piecewise.getvalue()
+    assert [p.num_rows for p in Columns().arrow_pieces()] == [0], "an empty piece, no file without"
 
 
 def test_columns_of_a_run_hold_what_its_json_holds() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
     from tcplab import _sim
 
+# Rows per row group: pyarrow's own default for write_table, so that a table written
+# piece by piece (write_parquet) is the file written whole.
+PARQUET_ROWS = 1 << 20
 # The buffers are little-endian; `array` and memoryview read native order.
 _NATIVE_LITTLE = sys.byteorder == "little"
 
@@ -209,6 +212,21 @@ class Columns(Mapping[str, list[Any]]):
         """A pyarrow Table: float columns wrap their buffers without a copy (those with runs
         or a divisor are decoded), integer columns become int64 (as the other backends'
         lists do), labels become strings."""
+        table, divisors = self._arrow()
+        return _decoded(table, divisors)
+
+    def arrow_pieces(self, rows: int = PARQUET_ROWS) -> Iterator[pa.Table]:
+        """`to_arrow()`'s table `rows` rows at a time (one, empty, for no rows), each piece
+        decoded and widened on its own: writing a long trace takes its buffers and one
+        piece, not a table of int64 and f64 columns."""
+        table, divisors = self._arrow()
+        for start in range(0, max(table.num_rows, 1), rows):
+            yield _decoded(table.slice(start, rows), divisors)
+
+    def _arrow(self) -> tuple[pa.Table, dict[str, int]]:
+        """The columns as Arrow arrays as they came, wrapped without a copy: integers in their
+        types, runs as run-end encoded arrays, labels as strings; and the divisor of each
+        column that has one."""
         with needed("Columns.to_arrow"):
             import pyarrow as pa
 
@@ -217,22 +235,7 @@ class Columns(Mapping[str, list[Any]]):
             if not isinstance(column, Buffer):
                 arrays[name] = pa.array(column)
                 continue
-            if not column.plain():
-                values = column.to_numpy()
-                arrays[name] = pa.array(
-                    values if values.dtype.kind == "f" else values.astype("<i8")
-                )
-                continue
-            code = "B" if column.labels is not None else column.code
-            kind = _ARROW_TYPES[code](pa)
-            width = array(code).itemsize
-            chunks = pa.chunked_array(
-                [
-                    pa.Array.from_buffers(kind, len(chunk) // width, [None, pa.py_buffer(chunk)])
-                    for chunk in column.chunks
-                ],
-                type=kind,
-            )
+            chunks = _wrapped(pa, column.code, column.chunks)
             if column.labels is not None:
                 labels = pa.array(column.labels, pa.string())
                 arrays[name] = pa.chunked_array(
@@ -242,9 +245,18 @@ class Columns(Mapping[str, list[Any]]):
                     ],
                     type=pa.string(),
                 )
+            elif column.run_ends is not None:
+                ends = _wrapped(pa, "I", column.run_ends).combine_chunks().cast(pa.int32())
+                runs = pa.RunEndEncodedArray.from_arrays(ends, chunks.combine_chunks())
+                arrays[name] = pa.chunked_array([runs])
             else:
-                arrays[name] = chunks if code == "d" else chunks.cast(pa.int64())
-        return pa.table(arrays)
+                arrays[name] = chunks
+        divisors = {
+            name: column.divisor
+            for name, column in self._columns.items()
+            if isinstance(column, Buffer) and column.divisor is not None
+        }
+        return pa.table(arrays), divisors
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame of the columns (integers as int64, labels as strings)."""
@@ -263,7 +275,8 @@ class Columns(Mapping[str, list[Any]]):
                 data[name] = np.array(column.labels, dtype=object)[values]
             else:
                 data[name] = values if values.dtype.kind == "f" else values.astype(np.int64)
-        return pd.DataFrame(data)
+        # Each column its own block: the default would copy them all into one 2-D block.
+        return pd.DataFrame(data, copy=False)
 
     @classmethod
     def from_arrow(cls, table: pa.Table) -> Columns:
@@ -298,6 +311,55 @@ class Columns(Mapping[str, list[Any]]):
                 joined if joined is not None else [v for c in columns for v in _as_list(c)]
             )
         return cls(stacked)
+
+
+def _wrapped(pa: Any, code: str, chunks: tuple[bytes, ...]) -> pa.ChunkedArray:
+    """The chunks as one Arrow array of their type, without a copy."""
+    kind = _ARROW_TYPES[code](pa)
+    width = array(code).itemsize
+    return pa.chunked_array(
+        [
+            pa.Array.from_buffers(kind, len(chunk) // width, [None, pa.py_buffer(chunk)])
+            for chunk in chunks
+        ],
+        type=kind,
+    )
+
+
+def _decoded(table: pa.Table, divisors: Mapping[str, int]) -> pa.Table:
+    """`Columns._arrow`'s table as `to_arrow` gives it: runs repeated, divisors divided
+    (the float of each integer over it), unsigned integers int64."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_run_end_encoded(column.type):
+            column = pc.run_end_decode(column)
+        if name in divisors:
+            column = pc.divide(column.cast(pa.float64()), float(divisors[name]))
+        elif pa.types.is_unsigned_integer(column.type):
+            column = column.cast(pa.int64())
+        columns.append(column)
+    return pa.table(columns, names=table.column_names)
+
+
+def write_parquet(where: Any, pieces: Iterable[pa.Table]) -> None:
+    """Writes the tables (of one schema, at most PARQUET_ROWS rows each, e.g. from
+    `Columns.arrow_pieces`) one after another as one Parquet file at `where` (a path or a
+    pyarrow sink): the file `pyarrow.parquet.write_table` writes of them joined, one row
+    group per piece, without them ever joined in memory."""
+    with needed("writing Parquet"):
+        import pyarrow.parquet as pq
+
+    tables = iter(pieces)
+    table = next(tables)
+    with pq.ParquetWriter(where, table.schema) as writer:
+        while table is not None:
+            writer.write_table(table)
+            # Not held while the next piece is made.
+            table = None
+            table = next(tables, None)
 
 
 def _as_list(column: Column) -> list[Any]:

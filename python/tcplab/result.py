@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcplab.analytic import media
-from tcplab.columns import Columns
+from tcplab.columns import Columns, write_parquet
 from tcplab.errors import BackendError, TcplabError
 from tcplab.experiments.stats import mean_std_ci95
 from tcplab.extras import needed
@@ -313,10 +313,9 @@ class RunResult:
 def _parquet_bytes(columns: Columns) -> bytes:
     with needed("saving a result's series and trace as Parquet"):
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
     sink = pa.BufferOutputStream()
-    pq.write_table(columns.to_arrow(), sink)
+    write_parquet(sink, columns.arrow_pieces())
     return bytes(sink.getvalue())
 
 

@@ -16,6 +16,7 @@ import os
 import platform
 import shutil
 from collections.abc import Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tcplab.columns import Columns
+from tcplab.columns import Columns, write_parquet
 from tcplab.errors import TcplabError
 from tcplab.experiments.processes import is_alive
 from tcplab.experiments.stats import t975
@@ -134,14 +135,14 @@ class Store:
             "hosts": _rows_table([{**keys, **row} for row in result["hosts"]]),
             "links": _rows_table([{**keys, **row} for row in result["links"]]),
             "media": _rows_table([{**keys, **row} for row in result["media"]]),
-            "series": _columns_table(keys, result["series"]),
-            "trace": _columns_table(keys, result["trace"]),
-            "messages": _columns_table(keys, result["messages"]),
         }
         if result.get("segments"):
             tables["segments"] = _rows_table([{**keys, **row} for row in result["segments"]])
         for name, table in tables.items():
             pq.write_table(table, temporary / f"{name}.parquet")
+        for name in ("series", "trace", "messages"):
+            pieces = Columns.of(result[name]).arrow_pieces()
+            write_parquet(temporary / f"{name}.parquet", map(partial(_keyed, keys), pieces))
         if final.exists():
             # A directory cannot be renamed over a non-empty one: move the old run aside
             # first. Killed in between, the run is missing and a re-run writes it again.
@@ -368,8 +369,8 @@ def _rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     return _with_key_types(pa.table({name: [row.get(name) for row in rows] for name in names}))
 
 
-def _columns_table(keys: Mapping[str, Any], columns: Mapping[str, list[Any]]) -> pa.Table:
-    table = Columns.of(columns).to_arrow()
+def _keyed(keys: Mapping[str, Any], table: pa.Table) -> pa.Table:
+    """The table with the run's key columns first."""
     for index, (key, value) in enumerate(keys.items()):
         table = table.add_column(index, key, pa.repeat(value, table.num_rows))
     return _with_key_types(table)
