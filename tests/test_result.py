@@ -161,6 +161,12 @@ def test_a_simulator_result_saved_and_loaded_is_the_same_result(tmp_path: Path) 
     loaded = RunResult.load(tmp_path)
     assert loaded.to_json() == result.to_json()
     assert [run.summary for run in loaded.runs] == [run.summary for run in result.runs]
+    assert loaded.trace.to_arrow().equals(result.trace.to_arrow())
+    assert loaded.trace.to_pandas().equals(result.trace.to_pandas())
+    # Integers read back in the narrowest type that holds them: repetitions and flows in
+    # a byte, not the file's int64.
+    codes = {name: column.code for name, column in loaded.trace._columns.items()}
+    assert codes["repetition"] == codes["flow"] == "B" and codes["t_s"] == "d"
 
 
 def test_load_names_the_file_it_cannot_read(tmp_path: Path) -> None:

@@ -279,19 +279,19 @@ class Columns(Mapping[str, list[Any]]):
         return pd.DataFrame(data, copy=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table) -> Columns:
-        """The columns of a pyarrow Table (e.g. one `to_arrow` made): numbers without nulls
-        as buffers, so a long column read back costs its values, not a list; any other
-        column as a list."""
-        columns: dict[str, Column] = {}
-        for name, column in zip(table.column_names, table.columns, strict=True):
-            code = _CODES_OF_ARROW.get(str(column.type))
-            if code is None or column.null_count:
-                columns[name] = column.to_pylist()
-                continue
-            values = column.to_numpy().astype(_NUMPY_TYPES[code], copy=False)
-            columns[name] = Buffer(code, (values.tobytes(),))
-        return cls(columns)
+    def from_parquet(cls, source: Any) -> Columns:
+        """The columns of a Parquet file (e.g. one `write_parquet` wrote; `source` a path or
+        a pyarrow buffer), read one column at a time: numbers without nulls as buffers,
+        integers in the narrowest unsigned type that holds them all (int64 with a negative
+        one), so that a long trace read back costs about what it took in the run, not an
+        int64 table and its copy; any other column as a list."""
+        with needed("reading Parquet"):
+            import pyarrow.parquet as pq
+
+        file = pq.ParquetFile(source)
+        return cls(
+            {name: _from_arrow(file.read([name]).column(0)) for name in file.schema_arrow.names}
+        )
 
     @classmethod
     def stack(cls, parts: Sequence[Columns]) -> Columns:
@@ -360,6 +360,21 @@ def write_parquet(where: Any, pieces: Iterable[pa.Table]) -> None:
             # Not held while the next piece is made.
             table = None
             table = next(tables, None)
+
+
+def _from_arrow(column: pa.ChunkedArray) -> Column:
+    code = _CODES_OF_ARROW.get(str(column.type))
+    if code is None or column.null_count:
+        return list(column.to_pylist())
+    values = column.to_numpy()
+    if code != "d" and len(values):
+        code = "q" if values.min() < 0 else _narrowest(int(values.max()))
+    return Buffer(code, (values.astype(_NUMPY_TYPES[code], copy=False).tobytes(),))
+
+
+def _narrowest(largest: int) -> str:
+    """The type code of the narrowest unsigned integer that holds 0 to `largest`."""
+    return next(code for code in _UNSIGNED if largest < 1 << (8 * array(code).itemsize))
 
 
 def _as_list(column: Column) -> list[Any]:

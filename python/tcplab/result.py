@@ -19,7 +19,6 @@ from tcplab.extras import needed
 
 if TYPE_CHECKING:
     import pandas as pd
-    import pyarrow as pa
 
     from tcplab.spec import App
 
@@ -210,7 +209,7 @@ class RunResult:
         for part in COLUMN_PARTS:
             parquet = path.with_name(part + COLUMNS_SUFFIX)
             if parquet.is_file():
-                data[part] = Columns.from_arrow(_read_parquet(parquet))
+                data[part] = _read_parquet(parquet)
             elif part in RESULT_PARTS:
                 data[part] = Columns()
         runs = [cls._summary_only(run) for run in data.pop("runs", [])]
@@ -319,12 +318,9 @@ def _parquet_bytes(columns: Columns) -> bytes:
     return bytes(sink.getvalue())
 
 
-def _read_parquet(path: Path) -> pa.Table:
-    with needed(f"reading {path}"):
-        import pyarrow.parquet as pq
-
+def _read_parquet(path: Path) -> Columns:
     try:
-        return pq.read_table(path)
+        return Columns.from_parquet(path)
     except (OSError, ValueError) as error:
         raise TcplabError(f"cannot read {path}: {error}") from None
 
