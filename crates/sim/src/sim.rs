@@ -331,10 +331,10 @@ impl Simulation {
     /// A packet reached the end of its current channel: forward it (store-and-forward
     /// routers add no processing delay) or hand it to the host at the end of its route.
     fn arrive(&mut self, packet: PacketRef) {
-        let p = self.packets.get_mut(packet.id);
-        let path = self.paths.get(p.flow, p.route);
-        if p.hop + 1 < path.hops as usize {
-            p.hop += 1;
+        let p = self.packets.place(packet.id);
+        let path = self.paths.get(p.flow(), p.route());
+        if p.hop() + 1 < path.hops as usize {
+            self.packets.next_hop(packet.id);
             self.offer(packet);
             return;
         }
@@ -356,14 +356,14 @@ impl Simulation {
 
     /// A packet enters the channel at its hop, whatever carries it.
     fn offer(&mut self, packet: PacketRef) {
-        let p = self.packets.get(packet.id);
-        let ch = self.paths.channel(p.flow, p.route, p.hop);
+        let p = self.packets.place(packet.id);
+        let ch = self.paths.channel(p.flow(), p.route(), p.hop());
         match self.carriers[ch] {
             Carrier::Wire => {
                 let arrival = Arrival {
                     // The connection and its direction: what a 5-tuple tells apart.
-                    flow: (p.flow as u64) << 1 | p.route as u64,
-                    ect: p.udp.is_none() && p.segment.ect,
+                    flow: u64::from(p.flow) << 1 | u64::from(p.route),
+                    ect: p.ect,
                 };
                 let packets = &mut self.packets;
                 let started = self.channels[ch].offer(self.now, packet, arrival, &mut |lost| {
@@ -399,7 +399,7 @@ impl Simulation {
     fn started(&mut self, ch: usize) {
         if self.channels[ch].in_service_marked() {
             if let Some(packet) = self.channels[ch].in_service() {
-                self.packets.get_mut(packet.id).segment.ce = true;
+                self.packets.mark_ce(packet.id);
             }
         }
         self.tap(ch);
@@ -412,7 +412,7 @@ impl Simulation {
         }
         if let Some(packet) = self.channels[ch].in_service() {
             let packet = self.packets.get(packet.id);
-            show_on_wire(&mut self.taps, self.now, ch, packet);
+            show_on_wire(&mut self.taps, self.now, ch, &packet);
         }
     }
 

@@ -16,7 +16,7 @@ impl Simulation {
         if let Some(a) = arrival {
             // A capture shows each packet once, as the attempt that delivered it started.
             let packet = self.packets.get(a.packet.id);
-            show_on_wire(&mut self.taps, a.sent, a.channel, packet);
+            show_on_wire(&mut self.taps, a.sent, a.channel, &packet);
             self.events.schedule(a.at, Event::Arrive(a.packet));
         }
         if let Some(at) = next {

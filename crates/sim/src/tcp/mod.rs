@@ -19,7 +19,7 @@ mod sender;
 pub use ecn::EcnMode;
 pub use receiver::{Receiver, ReceiverConfig};
 pub use rto::{RtoEstimator, RtoForm};
-pub use segment::{Segment, Timestamps, TIMESTAMPS_OPTION_BYTES};
+pub use segment::{Segment, Timestamps, MAX_SACK_BLOCKS, TIMESTAMPS_OPTION_BYTES};
 
 use crate::engine::Nanos;
 
