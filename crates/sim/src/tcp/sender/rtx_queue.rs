@@ -69,6 +69,11 @@ pub struct Delivery {
 pub struct RtxQueue {
     /// Contiguous records in sequence order, from the cumulative ACK to the highest byte sent.
     records: VecDeque<Record>,
+    /// The first record's start and the last one's end (equal when the queue is empty):
+    /// the bytes outstanding without reading either record, which the trace asks of every
+    /// connection every sample.
+    low: u64,
+    high: u64,
     sacked: u64,
     lost: u64,
     retrans: u64,
@@ -96,10 +101,14 @@ impl RtxQueue {
     }
 
     pub fn outstanding(&self) -> u64 {
-        self.records
-            .front()
-            .zip(self.records.back())
-            .map_or(0, |(first, last)| last.end - first.start)
+        debug_assert_eq!(
+            (self.low, self.high),
+            self.records.front().zip(self.records.back()).map_or(
+                (self.low, self.low),
+                |(first, last)| (first.start, last.end)
+            )
+        );
+        self.high - self.low
     }
 
     pub fn sacked_bytes(&self) -> u64 {
@@ -141,6 +150,10 @@ impl RtxQueue {
     pub fn sent(&mut self, start: u64, end: u64, now: Nanos, tx: TxRate) {
         debug_assert!(self.records.back().is_none_or(|r| r.end == start));
         let serial = self.dropped + self.records.len() as u64;
+        if self.records.is_empty() {
+            self.low = start;
+        }
+        self.high = end;
         self.records.push_back(Record {
             start,
             end,
@@ -237,6 +250,7 @@ impl RtxQueue {
                 break;
             }
             self.records.pop_front();
+            self.low = self.records.front().map_or(self.high, |next| next.start);
             self.dropped += 1;
             self.forget(&r);
             if !r.sacked {
@@ -287,6 +301,7 @@ impl RtxQueue {
             self.to_resend.insert(ack);
         }
         self.records[0].start = ack;
+        self.low = ack;
     }
 
     /// Records SACK blocks above the cumulative ACK; reports every record they complete,
@@ -296,10 +311,10 @@ impl RtxQueue {
     /// (`tcp_sacktag_write_queue`), so data SACKed by two blocks of one ACK is not taken
     /// for reordering.
     pub fn sack(&mut self, blocks: &[(u64, u64)], mut delivered: impl FnMut(Delivery)) -> u64 {
-        let (Some(first), Some(last)) = (self.records.front(), self.records.back()) else {
+        if self.records.is_empty() {
             return 0;
-        };
-        let (low, high) = (first.start, last.end);
+        }
+        let (low, high) = (self.low, self.high);
         let mut sorted = [(0, 0); MAX_SACK_BLOCKS];
         let sorted = &mut sorted[..blocks.len()];
         sorted.copy_from_slice(blocks);
