@@ -332,4 +332,46 @@ mod tests {
         assert_eq!(packets.get(c.id).segment.len, 300);
         assert_eq!(packets.in_flight(), 2);
     }
+
+    #[test]
+    fn what_is_kept_out_of_line_comes_back_and_its_slots_are_reused() {
+        let mut ack = Segment::pure_ack(5000, 100);
+        ack.sack[0] = (6000, 7000);
+        ack.sack_len = 1;
+        ack.timestamps = Some(Timestamps { val: 7, ecr: 3 });
+        let mut data = Segment::data(1000, 1448, 2000, 50);
+        data.ect = true;
+        let with_all = Packet {
+            flow: 3,
+            route: 1,
+            hop: 2,
+            segment: ack,
+            piggyback: Some(data),
+            udp: Some(Udp {
+                message: 9,
+                len: 100,
+            }),
+        };
+        let mut packets = Packets::default();
+        let a = packets.insert(with_all);
+        let place = packets.place(a.id);
+        assert_eq!((place.flow(), place.route(), place.hop()), (3, 1, 2));
+        assert!(!place.ect, "a UDP fragment is not ECN-capable");
+        packets.next_hop(a.id);
+        packets.mark_ce(a.id);
+        let back = packets.remove(a.id);
+        assert_eq!(back.hop, 3);
+        assert_eq!(back.segment, Segment { ce: true, ..ack });
+        assert_eq!(
+            (back.piggyback, back.udp),
+            (with_all.piggyback, with_all.udp)
+        );
+        // The next packet takes the freed slots and carries none of the last one's extras.
+        let b = packets.insert(packet(10));
+        let plain = packets.get(b.id);
+        assert_eq!(b.id, a.id);
+        assert_eq!(plain.segment, Segment::data(0, 10, 0, 0));
+        assert!(plain.piggyback.is_none() && plain.udp.is_none());
+        assert_eq!((packets.sacks.len(), packets.extras.len()), (0, 0));
+    }
 }

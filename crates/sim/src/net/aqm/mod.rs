@@ -47,10 +47,10 @@ pub const MTU_BYTES: u64 = 1514;
 
 pub enum Discipline<T> {
     DropTail(DropTail<Stamped<T>>),
-    Red(Red<T>),
-    Codel(Codel<T>),
-    FqCodel(FqCodel<T>),
-    Pie(Pie<T>),
+    Red(Box<Red<T>>),
+    Codel(Box<Codel<T>>),
+    FqCodel(Box<FqCodel<T>>),
+    Pie(Box<Pie<T>>),
 }
 
 /// A queued packet with what the disciplines keep beside it.
@@ -94,7 +94,7 @@ impl<T: Queued> Discipline<T> {
                 gentle,
                 mean_packet_bytes,
                 ecn,
-            }) => Discipline::Red(Red::new(
+            }) => Discipline::Red(Box::new(Red::new(
                 limit,
                 red::RedParams {
                     min_th: min_th as f64,
@@ -107,26 +107,26 @@ impl<T: Queued> Discipline<T> {
                         .max(1),
                 },
                 rng,
-            )),
+            ))),
             Some(&AqmPlan::Codel {
                 target_ns,
                 interval_ns,
                 ecn,
-            }) => Discipline::Codel(Codel::new(
+            }) => Discipline::Codel(Box::new(Codel::new(
                 limit,
                 CodelParams {
                     target_ns,
                     interval_ns,
                     ecn,
                 },
-            )),
+            ))),
             Some(&AqmPlan::FqCodel {
                 target_ns,
                 interval_ns,
                 flows,
                 quantum,
                 ecn,
-            }) => Discipline::FqCodel(FqCodel::new(
+            }) => Discipline::FqCodel(Box::new(FqCodel::new(
                 limit,
                 CodelParams {
                     target_ns,
@@ -136,7 +136,7 @@ impl<T: Queued> Discipline<T> {
                 flows,
                 quantum,
                 rng,
-            )),
+            ))),
             Some(&AqmPlan::Pie {
                 target_ns,
                 t_update_ns,
@@ -144,7 +144,7 @@ impl<T: Queued> Discipline<T> {
                 beta,
                 max_burst_ns,
                 ecn,
-            }) => Discipline::Pie(Pie::new(
+            }) => Discipline::Pie(Box::new(Pie::new(
                 limit,
                 pie::PieParams {
                     target_ns,
@@ -155,7 +155,7 @@ impl<T: Queued> Discipline<T> {
                     ecn,
                 },
                 rng,
-            )),
+            ))),
         }
     }
 
