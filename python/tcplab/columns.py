@@ -103,10 +103,6 @@ class Buffer:
             values = np.repeat(values, np.diff(ends, prepend=0))
         return values
 
-    def plain(self) -> bool:
-        """Whether the chunks hold the column's values as they are, one per row."""
-        return self.run_ends is None and self.divisor is None
-
     @staticmethod
     def concat(buffers: Sequence[Buffer]) -> Buffer | None:
         """The buffers' rows one after another as one buffer, integers in the widest of their
