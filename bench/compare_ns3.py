@@ -122,6 +122,7 @@ def tcp(
         # The comparison keeps the CUBIC it was validated with (RFC 9438 as written), and
         # ns-3's receiver has neither Linux's quick ACKs nor its window growth.
         "cubic_variant": "rfc9438",
+        "reno_variant": "rfc5681",
         "quickack": False,
         "initial_rwnd": None,
         # ns-3 floors the whole RTO with MinRto (RFC 6298).

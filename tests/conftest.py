@@ -14,6 +14,7 @@ from syrupy.assertion import SnapshotAssertion
 _TCP: dict[str, Any] = {
     "cc": "newreno",
     "cubic_variant": "rfc9438",
+    "reno_variant": "rfc5681",
     "sndbuf": 32768,
     "rcvbuf": 32768,
     "mss": 1460,

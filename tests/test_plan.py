@@ -21,6 +21,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GEO_TCP = {
     "cc": "reno",
     "cubic_variant": "rfc9438",
+    "reno_variant": "rfc5681",
     "sndbuf": 32768,
     "rcvbuf": 32768,
     "mss": 1460,

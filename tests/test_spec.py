@@ -50,7 +50,12 @@ def test_defaults_fill_everything_but_the_path() -> None:
     assert tcp.delack_timeout == 40 * 10**6
     # Linux's TCP_RTO_MIN, and its loss recovery, HyStart, CUBIC and receiver.
     assert tcp.min_rto == 200 * 10**6
-    assert (tcp.loss_recovery, tcp.hystart_variant, tcp.cubic_variant) == ("rack",) + ("linux",) * 2
+    assert (tcp.loss_recovery, tcp.hystart_variant, tcp.cubic_variant, tcp.reno_variant) == (
+        "rack",
+        "linux",
+        "linux",
+        "linux",
+    )
     assert (tcp.quickack, tcp.initial_rwnd, tcp.rto_form) == (True, 10, "linux")
     link = spec.links[0]
     assert (link.kind, link.rate, link.delay) == ("p2p", 2_048_000, 275 * 10**6)

@@ -62,6 +62,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
     return {
         "cc": tcp.cc,
         "cubic_variant": tcp.cubic_variant,
+        "reno_variant": tcp.reno_variant,
         "sndbuf": tcp.sndbuf,
         "sndbuf_accounting": tcp.sndbuf_accounting,
         "rcvbuf": tcp.rcvbuf,

@@ -26,6 +26,8 @@ _LINUX = {
     # tcp_cubic.c's CUBIC, not RFC 9438 as written (cc/cubic_linux.rs lists the
     # differences)
     "cubic_variant": "linux",
+    # tcp_cong.c's Reno: whole segments, ssthresh = cwnd / 2 (cc/reno_linux.rs)
+    "reno_variant": "linux",
     # initcwnd 10 (RFC 6928; Linux since 2.6.39)
     "initial_window": 10,
     # net.ipv4.tcp_window_scaling, tcp_sack and tcp_timestamps all default to 1
@@ -79,6 +81,7 @@ _LINUX = {
 _WINDOWS_9X_NT = {
     "cc": "reno",
     "cubic_variant": "rfc9438",
+    "reno_variant": "rfc5681",
     # RFC 2001-era slow start from one segment (assumption for these releases)
     "initial_window": 1,
     "window_scaling": False,

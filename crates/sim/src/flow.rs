@@ -112,6 +112,7 @@ fn sender(tcp: &TcpPlan, seed: u64, name: &str) -> Sender {
     Sender::new(SenderConfig {
         cc: tcp.cc.clone(),
         cubic_variant: tcp.cubic_variant,
+        reno_variant: tcp.reno_variant,
         mss: tcp.mss,
         sndbuf: tcp.sndbuf,
         sndbuf_accounting: tcp.sndbuf_accounting,

@@ -30,7 +30,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::PlanError;
-use crate::tcp::cc::CubicVariant;
+use crate::tcp::cc::{CubicVariant, RenoVariant};
 use crate::tcp::{EcnMode, HyStartVariant, LossRecovery, NagleVariant, RtoForm, SndbufAccounting};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -87,6 +87,8 @@ pub struct TcpPlan {
     pub cc: String,
     /// Which CUBIC `cc = "cubic"` runs.
     pub cubic_variant: CubicVariant,
+    /// Which window arithmetic `cc = "reno"` and `"newreno"` run.
+    pub reno_variant: RenoVariant,
     pub sndbuf: u64,
     /// What sndbuf limits: the payload, or Linux's skb memory against twice it.
     pub sndbuf_accounting: SndbufAccounting,

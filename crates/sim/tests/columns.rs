@@ -11,7 +11,7 @@ fn plan(duration_ns: u64, trace_interval_ns: u64) -> String {
         "window_scaling":false,"sack":false,"timestamps":false,"abc":false,"hystart":false,
         "delayed_ack":true,"delack_timeout_ns":200000000,"nagle":true,"nagle_variant":"rfc896",
         "fast_retransmit":true,"min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true,
-        "cubic_variant":"rfc9438","hystart_variant":"rfc9406","quickack":false,
+        "cubic_variant":"rfc9438","reno_variant":"rfc5681","hystart_variant":"rfc9406","quickack":false,
         "initial_rwnd":null,"rto_form":"rfc6298","loss_recovery":"classic","gso":false,"ecn":"off","sndbuf_accounting":"payload"}"#;
     let channel = r#"{"rate_bps":10000000,"delay_ns":20000000,"queue":{"packets":20},
         "error":{"kind":"loss","p":0.01},"framing":{"overhead_bytes":2,"min_payload_bytes":0}}"#;

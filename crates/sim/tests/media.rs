@@ -16,7 +16,7 @@ fn tcp() -> Value {
         "initial_window": 10, "window_scaling": false, "sack": false, "timestamps": false,
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200 * MS,
         "nagle": false, "fast_retransmit": true, "min_rto_ns": S,
-        "cubic_variant": "rfc9438", "hystart_variant": "rfc9406", "quickack": false,
+        "cubic_variant": "rfc9438", "reno_variant": "rfc5681", "hystart_variant": "rfc9406", "quickack": false,
         "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
         "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "gso": false, "ecn": "off", "sndbuf_accounting": "payload"})
 }

@@ -17,7 +17,7 @@ fn tcp(cc: &str, iw: u32) -> Value {
         "initial_window": iw, "window_scaling": true, "sack": true, "timestamps": true,
         "abc": true, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 40 * MS,
         "nagle": true, "fast_retransmit": true, "min_rto_ns": 200 * MS,
-        "cubic_variant": "rfc9438", "hystart_variant": "rfc9406", "quickack": false,
+        "cubic_variant": "rfc9438", "reno_variant": "rfc5681", "hystart_variant": "rfc9406", "quickack": false,
         "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
         "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "gso": false, "ecn": "off", "sndbuf_accounting": "payload"})
 }

@@ -54,9 +54,10 @@ MODEL_KINDS = ("bulk", "file")
 # - nagle_variant: with messages of at least an MSS (the model's bulk and file apps), both
 #   variants send only whole segments but the last; they differ on small writes.
 # - gso: Linux's GSO sends segments in bursts from the host; the model's sender is a fluid.
-# - cubic_variant, cwnd_validation, quickack, initial_rwnd, delack_timeout_ns, rto_form:
-#   they shape the first round trips or a timer the model's steady-state bounds and
-#   slow-start ramp (with its gamma from delayed ACKs and ABC) do not include.
+# - cubic_variant, reno_variant, cwnd_validation, quickack, initial_rwnd,
+#   delack_timeout_ns, rto_form: they shape the first round trips or a timer the model's
+#   steady-state bounds and slow-start ramp (with its gamma from delayed ACKs and ABC) do
+#   not include.
 # - loss_recovery: on a path without losses nothing is recovered; with losses PFTK's
 #   timeout term is recovery by duplicate ACKs', so RACK-TLP with SACK is refused there.
 # - sndbuf_accounting: the model's window takes sndbuf as payload either way. With
@@ -115,6 +116,7 @@ EMU_TCP_FIELDS = frozenset(
         "initial_rwnd",
         "rto_form",
         "cubic_variant",
+        "reno_variant",
         "gso",
         "ecn",
         "sndbuf_accounting",
@@ -423,6 +425,13 @@ REGISTRY: tuple[Capability, ...] = (
         "Linux's CUBIC is tcp_cubic.c's, not RFC 9438 as written, so cubic_variant = 'rfc9438'"
         " cannot be emulated; set cubic_variant = 'linux' to run this scenario on emu",
         when=lambda at: _linux_cubic(at.holder) and at.value != "linux",
+    ),
+    only(
+        "tcp.reno_variant",
+        ("sim", "model"),
+        "Linux's Reno is tcp_cong.c's, in whole segments, so reno_variant = 'rfc5681'"
+        " cannot be emulated; set reno_variant = 'linux' to run this scenario on emu",
+        when=lambda at: LINUX_CC.get(str(at.holder["cc"])) == "reno" and at.value != "linux",
     ),
     only(
         "tcp.rto_form",

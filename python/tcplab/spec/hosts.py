@@ -40,6 +40,11 @@ class Tcp(StrictModel):
         "tcp_cubic.c's (per-ACK counter, 5 % growth floor before the first loss, time "
         "from the minimum RTT)",
     )
+    reno_variant: Literal["rfc5681", "linux"] = Field(
+        "rfc5681",
+        description="which window arithmetic cc = 'reno' and 'newreno' run: rfc5681 as "
+        "written, in bytes, or linux, tcp_cong.c's (whole segments, ssthresh half of cwnd)",
+    )
     sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
     sndbuf_accounting: Literal["payload", "linux"] = Field(
         "payload",

@@ -109,7 +109,7 @@ pub fn atm_host_tcp() -> Value {
         "initial_window": 10, "window_scaling": true, "sack": false, "timestamps": false,
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
         "nagle": true, "fast_retransmit": true, "min_rto_ns": 200_000_000,
-        "cubic_variant": "rfc9438", "hystart_variant": "rfc9406", "quickack": false,
+        "cubic_variant": "rfc9438", "reno_variant": "rfc5681", "hystart_variant": "rfc9406", "quickack": false,
         "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
         "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "gso": false, "ecn": "off", "sndbuf_accounting": "payload"})
 }

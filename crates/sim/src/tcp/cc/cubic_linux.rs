@@ -15,6 +15,7 @@
 //! β = 717/1024, C = 41/1024·10 (`bic_scale`), fast convergence and TCP friendliness on: the
 //! module parameters of this machine's kernel (`/sys/module/tcp_cubic/parameters`).
 
+use super::linux_growth::LinuxGrowth;
 use super::{CcState, CongestionControl};
 use crate::engine::Nanos;
 
@@ -44,10 +45,7 @@ pub struct LinuxCubic {
     epoch_start: Option<u64>,
     ack_cnt: u64,
     tcp_cwnd: u64,
-    /// Segments acknowledged towards the next increment (`snd_cwnd_cnt`).
-    cwnd_cnt: u64,
-    /// Acknowledged bytes short of a whole segment.
-    carry: u64,
+    growth: LinuxGrowth,
 }
 
 fn jiffies(now: Nanos) -> u64 {
@@ -105,23 +103,6 @@ impl LinuxCubic {
         }
         self.cnt = self.cnt.max(2);
     }
-
-    /// `tcp_cong_avoid_ai`: one segment every `cnt` acknowledged.
-    fn additive_increase(&mut self, cwnd: u64, acked: u64) -> u64 {
-        let w = self.cnt.max(1);
-        let mut cwnd = cwnd;
-        if self.cwnd_cnt >= w {
-            self.cwnd_cnt = 0;
-            cwnd += 1;
-        }
-        self.cwnd_cnt += acked;
-        if self.cwnd_cnt >= w {
-            let delta = self.cwnd_cnt / w;
-            self.cwnd_cnt -= delta * w;
-            cwnd += delta;
-        }
-        cwnd
-    }
 }
 
 impl CongestionControl for LinuxCubic {
@@ -129,9 +110,7 @@ impl CongestionControl for LinuxCubic {
     fn ssthresh_after_loss(&mut self, s: &CcState) -> u64 {
         let cwnd = s.cwnd / s.mss;
         self.epoch_start = None;
-        // `tcp_init_cwnd_reduction` and `tcp_enter_loss` clear snd_cwnd_cnt when they ask
-        // for ssthresh: credit earned at the old window does not carry over.
-        self.cwnd_cnt = 0;
+        self.growth.clear();
         self.last_max_cwnd = if cwnd < self.last_max_cwnd {
             cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE)
         } else {
@@ -143,21 +122,17 @@ impl CongestionControl for LinuxCubic {
     /// `cubictcp_cong_avoid`: slow start up to ssthresh (`tcp_slow_start` counts every
     /// segment acknowledged), the rest along the curve.
     fn on_ack(&mut self, s: &CcState, acked: u64) -> u64 {
-        let bytes = acked + self.carry;
-        let mut acked = bytes / s.mss;
-        self.carry = bytes % s.mss;
+        let mut acked = self.growth.segments(acked, s.mss);
         let mut cwnd = s.cwnd / s.mss;
         let ssthresh = s.ssthresh / s.mss;
         if cwnd < ssthresh {
-            let grown = (cwnd + acked).min(ssthresh);
-            acked -= grown - cwnd;
-            cwnd = grown;
+            (cwnd, acked) = LinuxGrowth::slow_start(cwnd, ssthresh, acked);
             if acked == 0 {
                 return cwnd * s.mss;
             }
         }
         self.update(cwnd, acked, s.now, s.min_rtt.unwrap_or(0));
-        self.additive_increase(cwnd, acked) * s.mss
+        self.growth.additive_increase(cwnd, self.cnt, acked) * s.mss
     }
 
     /// `cubictcp_state(TCP_CA_Loss)` → `bictcp_reset`: a timeout forgets W_max and the
@@ -227,9 +202,9 @@ mod tests {
             ..state(0, 0, 0)
         };
         c.on_ack(&s, 5000);
-        assert_eq!(c.cwnd_cnt, 3);
+        assert_eq!(c.growth.cwnd_cnt, 3);
         c.ssthresh_after_loss(&state(12, 1000, 0));
-        assert_eq!(c.cwnd_cnt, 0);
+        assert_eq!(c.growth.cwnd_cnt, 0);
     }
 
     #[test]
@@ -242,6 +217,6 @@ mod tests {
         };
         // Five segments acknowledged: two in slow start, three counted towards the curve.
         assert_eq!(c.on_ack(&s, 5000), 12_000);
-        assert_eq!(c.cwnd_cnt, 3);
+        assert_eq!(c.growth.cwnd_cnt, 3);
     }
 }

@@ -6,13 +6,16 @@ mod bbr;
 mod cubic;
 mod cubic_linux;
 mod hybla;
+mod linux_growth;
 mod reno;
+mod reno_linux;
 
 pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use cubic_linux::LinuxCubic;
 pub use hybla::Hybla;
 pub use reno::Reno;
+pub use reno_linux::LinuxReno;
 
 use serde::Deserialize;
 
@@ -26,6 +29,17 @@ pub enum CubicVariant {
     #[default]
     Rfc9438,
     /// Linux's tcp_cubic.c (`cubic_linux.rs`).
+    Linux,
+}
+
+/// Which window arithmetic `cc = "reno"` and `"newreno"` run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RenoVariant {
+    /// RFC 5681 as written, in bytes (`reno.rs`).
+    #[default]
+    Rfc5681,
+    /// Linux's tcp_cong.c, in whole segments (`reno_linux.rs`).
     Linux,
 }
 
@@ -157,12 +171,19 @@ pub fn slow_start(s: &CcState, acked: u64) -> u64 {
 pub fn build(
     name: &str,
     cubic: CubicVariant,
+    reno: RenoVariant,
     rng: RngStream,
 ) -> (Box<dyn CongestionControl>, Recovery) {
+    let reno_arithmetic = || -> Box<dyn CongestionControl> {
+        match reno {
+            RenoVariant::Rfc5681 => Box::new(Reno::default()),
+            RenoVariant::Linux => Box::new(LinuxReno::default()),
+        }
+    };
     match name {
         "tahoe" => (Box::new(Reno::default()), Recovery::Tahoe),
-        "reno" => (Box::new(Reno::default()), Recovery::Reno),
-        "newreno" => (Box::new(Reno::default()), Recovery::NewReno),
+        "reno" => (reno_arithmetic(), Recovery::Reno),
+        "newreno" => (reno_arithmetic(), Recovery::NewReno),
         "cubic" if cubic == CubicVariant::Linux => {
             (Box::new(LinuxCubic::default()), Recovery::NewReno)
         }

@@ -50,7 +50,7 @@ impl Sender {
 mod tests {
     use super::super::{HyStartVariant, LossRecovery, NagleVariant, SenderConfig};
     use super::*;
-    use crate::tcp::cc::CubicVariant;
+    use crate::tcp::cc::{CubicVariant, RenoVariant};
     use crate::tcp::{EcnMode, Receiver, ReceiverConfig, RtoForm};
 
     const MS: Nanos = 1_000_000;
@@ -60,6 +60,7 @@ mod tests {
         Sender::new(SenderConfig {
             cc: "newreno".into(),
             cubic_variant: CubicVariant::Rfc9438,
+            reno_variant: RenoVariant::Rfc5681,
             mss: MSS as u32,
             sndbuf: 1 << 20,
             sndbuf_accounting: crate::tcp::SndbufAccounting::Payload,

@@ -77,6 +77,7 @@ pub enum HyStartVariant {
 pub struct SenderConfig {
     pub cc: String,
     pub cubic_variant: cc::CubicVariant,
+    pub reno_variant: cc::RenoVariant,
     pub mss: u32,
     pub sndbuf: u64,
     /// What `sndbuf` limits, and when a writer blocked on it is woken (`sndbuf.rs`).
@@ -242,7 +243,12 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(cfg: SenderConfig) -> Self {
-        let (cc, recovery) = cc::build(&cfg.cc, cfg.cubic_variant, cfg.rng.clone());
+        let (cc, recovery) = cc::build(
+            &cfg.cc,
+            cfg.cubic_variant,
+            cfg.reno_variant,
+            cfg.rng.clone(),
+        );
         Self {
             cc,
             recovery,

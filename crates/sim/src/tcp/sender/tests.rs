@@ -9,6 +9,7 @@ fn config() -> SenderConfig {
     SenderConfig {
         cc: "newreno".into(),
         cubic_variant: cc::CubicVariant::Rfc9438,
+        reno_variant: cc::RenoVariant::Rfc5681,
         mss: MSS as u32,
         sndbuf: 1 << 20,
         sndbuf_accounting: SndbufAccounting::Payload,
