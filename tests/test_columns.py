@@ -99,6 +99,21 @@ def test_runs_and_divisors_decode_to_the_values_of_plain_columns() -> None:
     assert frame.to_dict("list") == columns.to_dict()
 
 
+def test_a_trace_without_rows_reads_as_empty_columns() -> None:
+    # A run without TCP connections (UDP media only) samples nothing: no instants.
+    empty = Columns.from_sim(
+        [
+            ("t_s", "d", (), None, (), None),
+            ("srtt_s", "B", (), None, None, 10**9),
+            ("retransmits", "B", (), None, None, None),
+        ]
+    )
+    assert empty.rows == 0 and empty["t_s"] == [] and empty["srtt_s"] == []
+    assert empty.to_arrow().num_rows == 0 and len(empty.to_pandas()) == 0
+    assert [str(t) for t in empty.to_arrow().schema.types] == ["double", "double", "int64"]
+    assert Columns.stack([empty, encoded(1)])["t_s"] == [0.01, 0.02]
+
+
 def test_stacking_joins_runs_and_widens_integers() -> None:
     stacked = Columns.stack([encoded(2), encoded(300)])
     buffers = stacked._columns

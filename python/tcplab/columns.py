@@ -92,15 +92,11 @@ class Buffer:
         labels their codes (u1)."""
         import numpy as np
 
-        kind = np.dtype(_NUMPY_TYPES[self.code])
-        values = np.concatenate(
-            [np.frombuffer(chunk, kind) for chunk in self.chunks] or [np.empty(0, kind)]
-        )
+        values = _numpy(self.code, self.chunks)
         if self.divisor is not None:
             values = values.astype(np.float64) / self.divisor
         if self.run_ends is not None:
-            ends = np.concatenate([np.frombuffer(c, "<u4") for c in self.run_ends])
-            values = np.repeat(values, np.diff(ends, prepend=0))
+            values = np.repeat(values, np.diff(_numpy("I", self.run_ends), prepend=0))
         return values
 
     @staticmethod
@@ -128,6 +124,13 @@ class Buffer:
             ends.extend(end + offset for end in b.ends())
             offset += len(b)
         return Buffer(code, chunks, first.labels, (_little(ends),), first.divisor)
+
+
+def _numpy(code: str, chunks: tuple[bytes, ...]) -> Any:
+    import numpy as np
+
+    kind = np.dtype(_NUMPY_TYPES[code])
+    return np.concatenate([np.frombuffer(chunk, kind) for chunk in chunks] or [np.empty(0, kind)])
 
 
 def _native(code: str, chunks: tuple[bytes, ...]) -> array[Any]:
