@@ -122,15 +122,10 @@ impl CongestionControl for LinuxCubic {
     /// `cubictcp_cong_avoid`: slow start up to ssthresh (`tcp_slow_start` counts every
     /// segment acknowledged), the rest along the curve.
     fn on_ack(&mut self, s: &CcState, acked: u64) -> u64 {
-        let mut acked = self.growth.segments(acked, s.mss);
-        let mut cwnd = s.cwnd / s.mss;
-        let ssthresh = s.ssthresh / s.mss;
-        if cwnd < ssthresh {
-            (cwnd, acked) = LinuxGrowth::slow_start(cwnd, ssthresh, acked);
-            if acked == 0 {
-                return cwnd * s.mss;
-            }
-        }
+        let (cwnd, acked) = match self.growth.slow_start(s, acked) {
+            Ok(rest) => rest,
+            Err(cwnd) => return cwnd * s.mss,
+        };
         self.update(cwnd, acked, s.now, s.min_rtt.unwrap_or(0));
         self.growth.additive_increase(cwnd, self.cnt, acked) * s.mss
     }

@@ -3,6 +3,8 @@
 //! `tcp_cong_avoid_ai`'s credit (`snd_cwnd_cnt`), which a reduction clears
 //! (`tcp_init_cwnd_reduction`, `tcp_enter_loss`).
 
+use super::CcState;
+
 #[derive(Debug, Default)]
 pub struct LinuxGrowth {
     /// Segments acknowledged towards the next increment (`snd_cwnd_cnt`).
@@ -13,17 +15,26 @@ pub struct LinuxGrowth {
 
 impl LinuxGrowth {
     /// Whole segments in `bytes` newly acknowledged, what is short of one kept for the next.
-    pub fn segments(&mut self, bytes: u64, mss: u64) -> u64 {
+    fn segments(&mut self, bytes: u64, mss: u64) -> u64 {
         let bytes = bytes + self.carry;
         self.carry = bytes % mss;
         bytes / mss
     }
 
-    /// `tcp_slow_start`: cwnd grows by the segments acknowledged up to ssthresh; returns
-    /// the new cwnd and the segments left over for congestion avoidance.
-    pub fn slow_start(cwnd: u64, ssthresh: u64, acked: u64) -> (u64, u64) {
+    /// The ACK's `bytes` in whole segments through `tcp_slow_start`: below ssthresh cwnd
+    /// grows by one segment per segment acknowledged, up to ssthresh. `Ok` holds cwnd and
+    /// the segments left for congestion avoidance, `Err` cwnd when slow start took them all.
+    pub fn slow_start(&mut self, s: &CcState, bytes: u64) -> Result<(u64, u64), u64> {
+        let acked = self.segments(bytes, s.mss);
+        let (cwnd, ssthresh) = (s.cwnd / s.mss, s.ssthresh / s.mss);
+        if cwnd >= ssthresh {
+            return Ok((cwnd, acked));
+        }
         let grown = (cwnd + acked).min(ssthresh);
-        (grown, acked - (grown - cwnd))
+        match acked - (grown - cwnd) {
+            0 => Err(grown),
+            rest => Ok((grown, rest)),
+        }
     }
 
     /// `tcp_cong_avoid_ai`: one segment every `w` acknowledged; credit earned at a larger
@@ -52,12 +63,15 @@ impl LinuxGrowth {
 
 #[cfg(test)]
 mod tests {
+    use super::super::state;
     use super::*;
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_passes_the_rest_on() {
-        assert_eq!(LinuxGrowth::slow_start(10, 12, 5), (12, 3));
-        assert_eq!(LinuxGrowth::slow_start(10, 20, 5), (15, 0));
+        let mut g = LinuxGrowth::default();
+        assert_eq!(g.slow_start(&state(10, 12, 0), 5000), Ok((12, 3)));
+        assert_eq!(g.slow_start(&state(10, 20, 0), 5000), Err(15));
+        assert_eq!(g.slow_start(&state(20, 20, 0), 5000), Ok((20, 5)));
     }
 
     #[test]

@@ -21,15 +21,10 @@ impl CongestionControl for LinuxReno {
     /// `tcp_reno_cong_avoid`: slow start up to ssthresh, the rest of the ACK one segment per
     /// cwnd acknowledged (`tcp_cong_avoid_ai`).
     fn on_ack(&mut self, s: &CcState, acked: u64) -> u64 {
-        let mut acked = self.growth.segments(acked, s.mss);
-        let mut cwnd = s.cwnd / s.mss;
-        let ssthresh = s.ssthresh / s.mss;
-        if cwnd < ssthresh {
-            (cwnd, acked) = LinuxGrowth::slow_start(cwnd, ssthresh, acked);
-            if acked == 0 {
-                return cwnd * s.mss;
-            }
-        }
+        let (cwnd, acked) = match self.growth.slow_start(s, acked) {
+            Ok(rest) => rest,
+            Err(cwnd) => return cwnd * s.mss,
+        };
         self.growth.additive_increase(cwnd, cwnd, acked) * s.mss
     }
 }
