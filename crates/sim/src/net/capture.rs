@@ -99,6 +99,9 @@ impl Taps {
     /// A packet reached the host at the end of its route, which takes it in at `now`:
     /// that host's captures record it.
     pub fn on_arrival(&mut self, now: Nanos, packet: &Packet) {
+        if !self.any() {
+            return;
+        }
         let received_by = self.nodes[packet.flow][usize::from(from_sender(packet))];
         self.record(
             now,
