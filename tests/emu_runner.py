@@ -36,6 +36,7 @@ plan = make_plan(
     tcp__cwnd_validation=True,
     tcp__nagle_variant="minshall",
     tcp__quickack=True,
+    tcp__reno_variant="linux",
     tcp__rto_form="linux",
     tcp__sndbuf_accounting="linux",
 )

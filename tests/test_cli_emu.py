@@ -120,10 +120,18 @@ def test_the_emu_example_is_accepted_and_the_nt4_profile_is_refused_by_name() ->
         "cwnd_validation": True,
         "nagle_variant": "minshall",
         "quickack": True,
+        "reno_variant": "linux",
         "rto_form": "linux",
         "sndbuf_accounting": "linux",
     }
-    fields = ("cwnd_validation", "nagle_variant", "quickack", "rto_form", "sndbuf_accounting")
+    fields = (
+        "cwnd_validation",
+        "nagle_variant",
+        "quickack",
+        "reno_variant",
+        "rto_form",
+        "sndbuf_accounting",
+    )
     for field in fields:
         netperf = tcplab.load_spec(EXAMPLES / "geo-netperf.toml").model_dump(mode="json")
         for host in netperf["hosts"]:
