@@ -244,8 +244,9 @@ def _lossy(plan: Mapping[str, Any]) -> bool:
     )
 
 
-def _linux_cubic(tcp: Mapping[str, Any]) -> bool:
-    return LINUX_CC.get(str(tcp["cc"])) == "cubic"
+def _linux_module(tcp: Mapping[str, Any]) -> str | None:
+    """The kernel module that runs the connection's `cc` on emu (None if none does)."""
+    return LINUX_CC.get(str(tcp["cc"]))
 
 
 _EMU_RUNS = "the emu backend runs on this machine's kernel"
@@ -368,7 +369,9 @@ REGISTRY: tuple[Capability, ...] = (
         ("sim", "model"),
         "Linux's CUBIC runs its own HyStart (ACK train and delay increase, tcp_cubic.c), not"
         " RFC 9406's HyStart++; set hystart_variant = 'linux' to run this scenario on emu",
-        when=lambda at: _linux_cubic(at.holder) and at.holder["hystart"] and at.value != "linux",
+        when=lambda at: (
+            _linux_module(at.holder) == "cubic" and at.holder["hystart"] and at.value != "linux"
+        ),
     ),
     only(
         "tcp.abc",
@@ -424,14 +427,14 @@ REGISTRY: tuple[Capability, ...] = (
         ("sim", "model"),
         "Linux's CUBIC is tcp_cubic.c's, not RFC 9438 as written, so cubic_variant = 'rfc9438'"
         " cannot be emulated; set cubic_variant = 'linux' to run this scenario on emu",
-        when=lambda at: _linux_cubic(at.holder) and at.value != "linux",
+        when=lambda at: _linux_module(at.holder) == "cubic" and at.value != "linux",
     ),
     only(
         "tcp.reno_variant",
         ("sim", "model"),
         "Linux's Reno is tcp_cong.c's, in whole segments, so reno_variant = 'rfc5681'"
         " cannot be emulated; set reno_variant = 'linux' to run this scenario on emu",
-        when=lambda at: LINUX_CC.get(str(at.holder["cc"])) == "reno" and at.value != "linux",
+        when=lambda at: _linux_module(at.holder) == "reno" and at.value != "linux",
     ),
     only(
         "tcp.rto_form",
