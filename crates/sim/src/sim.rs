@@ -8,7 +8,7 @@ use crate::atm::AtmNet;
 use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
 use crate::flow::Flow;
 use crate::host::Cpu;
-use crate::metrics::{IntervalSeries, Trace};
+use crate::metrics::{IntervalSeries, Trace, Traced};
 use crate::net::aqm::Arrival;
 use crate::net::{Channel, Packet, PacketRef, Packets, Taps};
 use crate::pep::{self, Relay};
@@ -104,6 +104,8 @@ pub struct Simulation {
     stopped_at: Option<Nanos>,
     series: IntervalSeries,
     trace: Trace,
+    /// Per connection, what the trace samples of it (updated at each turn of its client).
+    traced: Vec<Traced>,
     taps: Taps,
 }
 
@@ -158,7 +160,11 @@ impl Simulation {
         let pending = flows.iter().filter(|f| f.bytes.is_some()).count();
         let ends: Vec<(usize, usize)> = flows.iter().map(|f| (f.hosts[0], f.hosts[1])).collect();
         let wlan = Wlan::new(&plan);
-        let traced = traced_samples(&plan, &flows);
+        let samples = traced_samples(&plan, &flows);
+        let traced = flows
+            .iter()
+            .map(|f| Traced::new(f.flow, f.segment, f.tcp()))
+            .collect();
         let carriers = (0..channels.len())
             .map(|ch| {
                 if wlan.carries(ch) {
@@ -197,7 +203,8 @@ impl Simulation {
             spare_acks: Vec::new(),
             stopped_at: None,
             series: IntervalSeries::new(plan.interval_ns),
-            trace: Trace::with_capacity(traced),
+            trace: Trace::with_capacity(samples),
+            traced,
             taps: Taps::new(
                 plan.trace.as_ref(),
                 plan.seed,
@@ -312,11 +319,7 @@ impl Simulation {
             Event::Wlan(m) => self.wlan_due(ix(m)),
             Event::Sample => {
                 // Every TCP connection: each one of a flow a PEP splits is traced too.
-                for flow in &self.flows {
-                    if let Some(tx) = flow.tcp() {
-                        self.trace.sample(flow.flow, flow.segment, self.now, tx);
-                    }
-                }
+                self.trace.sample(self.now, &self.traced);
                 if let Some(atm) = &mut self.atm {
                     atm.sample(self.now);
                 }

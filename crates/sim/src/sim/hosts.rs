@@ -165,6 +165,8 @@ impl Simulation {
                 .as_ref()
                 .is_some_and(|w| w.has_more() && w.asleep_until(now).is_none());
             let limit = tx.is_established().then(|| tx.limit(has_more));
+            // Only a turn of this side changes what the trace takes of the connection.
+            self.traced[f].update(tx);
             flow.limits.enter(now, limit);
         }
         self.reschedule(f, s);
