@@ -39,8 +39,11 @@ impl Wake {
 
 pub struct Side {
     pub host: usize,
-    pub tx: Option<Sender>,
-    pub rx: Option<Receiver>,
+    /// Boxed, as is the receiver: a side's own fields, which every turn reads, then share
+    /// a few lines, and the flow table stays small (a thousand connections' kilobytes of
+    /// TCP state between them pushed the sides' fields out of the caches).
+    pub tx: Option<Box<Sender>>,
+    pub rx: Option<Box<Receiver>>,
     pub writer: Option<Writer>,
     pub reader: Option<Reader>,
     /// The sender has sent its SYN.
@@ -108,8 +111,8 @@ pub struct Flow {
 
 /// The sending side of connection `name` ("flows.F.S.client" or ".server": flow F's
 /// segment S), with its own random stream.
-fn sender(tcp: &TcpPlan, seed: u64, name: &str) -> Sender {
-    Sender::new(SenderConfig {
+fn sender(tcp: &TcpPlan, seed: u64, name: &str) -> Box<Sender> {
+    Box::new(Sender::new(SenderConfig {
         cc: tcp.cc.clone(),
         cubic_variant: tcp.cubic_variant,
         reno_variant: tcp.reno_variant,
@@ -134,11 +137,11 @@ fn sender(tcp: &TcpPlan, seed: u64, name: &str) -> Sender {
         gso: tcp.gso,
         ecn: tcp.ecn,
         rng: RngStream::new(seed, &format!("{name}.cc")),
-    })
+    }))
 }
 
-fn receiver(tcp: &TcpPlan) -> Receiver {
-    Receiver::new(ReceiverConfig {
+fn receiver(tcp: &TcpPlan) -> Box<Receiver> {
+    Box::new(Receiver::new(ReceiverConfig {
         mss: tcp.mss,
         rcvbuf: tcp.rcvbuf,
         window_scaling: tcp.window_scaling,
@@ -149,7 +152,7 @@ fn receiver(tcp: &TcpPlan) -> Receiver {
         quickack: tcp.quickack,
         initial_rwnd: tcp.initial_rwnd,
         ecn: tcp.ecn,
-    })
+    }))
 }
 
 /// When scenario flow `flow` opens (unless it waits `after` another): its start plus a
@@ -296,16 +299,16 @@ impl Flow {
 
     /// The client's TCP sender; None for a UDP media flow.
     pub fn tcp(&self) -> Option<&Sender> {
-        self.sides[0].tx.as_ref()
+        self.sides[0].tx.as_deref()
     }
 
     /// Both directions' senders, for the counters.
     pub fn senders(&self) -> impl Iterator<Item = &Sender> {
-        self.sides.iter().filter_map(|s| s.tx.as_ref())
+        self.sides.iter().filter_map(|s| s.tx.as_deref())
     }
 
     pub fn receivers(&self) -> impl Iterator<Item = &Receiver> {
-        self.sides.iter().filter_map(|s| s.rx.as_ref())
+        self.sides.iter().filter_map(|s| s.rx.as_deref())
     }
 
     pub fn written(&self) -> u64 {
