@@ -137,10 +137,18 @@ def _shown(prop: dict[str, Any]) -> set[str]:
 
 def _values(schema: dict[str, Any]) -> set[str]:
     """The strings an enum's schema accepts, as schemars writes them (one `enum`, or a
-    `oneOf` of documented `const`s and `enum`s)."""
+    `oneOf` of documented `const`s and `enum`s; a buffer's `anyOf` of a size and names)."""
     if "oneOf" in schema:
         return set().union(*(_values(variant) for variant in schema["oneOf"]))
+    if "anyOf" in schema:
+        named = [v for v in schema["anyOf"] if v.get("type") != "integer"]
+        return set().union(*(_values(_resolved(variant)) for variant in named))
     return set(schema["enum"]) if "enum" in schema else {schema["const"]}
+
+
+def _resolved(schema: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    return PLAN_SCHEMA["$defs"][ref.rsplit("/", 1)[1]] if ref else schema
 
 
 def test_a_result_row_off_the_schema_is_refused() -> None:

@@ -42,3 +42,9 @@ RESULT_SCHEMA: dict[str, Any] = json.loads(_CONSTANTS["result_schema"])
 """The JSON Schema (draft 2020-12) of the simulator's result as it writes it, generated from
 crates/sim/src/result.rs: the model and emu backends' results are checked against it, a
 column the backend cannot know being null (tests/test_contract.py)."""
+TCP_RMEM: tuple[int, ...] = tuple(_CONSTANTS["tcp_rmem"])
+"""net.ipv4.tcp_rmem of the kernel the simulator's autotuned receive buffer models (min,
+initial, max): what the emu backend sets for a host whose rcvbuf is "auto"
+(crates/sim/src/tcp/rcvbuf.rs: TCP_RMEM)."""
+TCP_WMEM: tuple[int, ...] = tuple(_CONSTANTS["tcp_wmem"])
+"""net.ipv4.tcp_wmem likewise for an autotuned send buffer (sender/sndbuf.rs: TCP_WMEM)."""

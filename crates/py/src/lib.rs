@@ -166,6 +166,10 @@ fn constants(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         "timestamps_option_bytes",
         tcplab_sim::tcp::TIMESTAMPS_OPTION_BYTES,
     )?;
+    // Linux 6.18's autotuned buffers, which the emu backend gives a host whose rcvbuf or
+    // sndbuf is "auto" (crates/sim/src/tcp/rcvbuf.rs, sender/sndbuf.rs).
+    out.set_item("tcp_rmem", tcplab_sim::tcp::TCP_RMEM)?;
+    out.set_item("tcp_wmem", tcplab_sim::tcp::TCP_WMEM)?;
     out.set_item("wlan", wlan)?;
     out.set_item("result_columns", tcplab_sim::result::columns_json())?;
     out.set_item("plan_schema", tcplab_sim::plan::schema_json())?;

@@ -31,7 +31,9 @@ use serde::Deserialize;
 
 use crate::error::PlanError;
 use crate::tcp::cc::{CubicVariant, RenoVariant};
-use crate::tcp::{EcnMode, HyStartVariant, LossRecovery, NagleVariant, RtoForm, SndbufAccounting};
+use crate::tcp::{
+    BufferSize, EcnMode, HyStartVariant, LossRecovery, NagleVariant, RtoForm, SndbufAccounting,
+};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -89,10 +91,12 @@ pub struct TcpPlan {
     pub cubic_variant: CubicVariant,
     /// Which window arithmetic `cc = "reno"` and `"newreno"` run.
     pub reno_variant: RenoVariant,
-    pub sndbuf: u64,
+    /// Bytes, or "auto": Linux's send-buffer autotuning (Linux accounting only).
+    pub sndbuf: BufferSize,
     /// What sndbuf limits: the payload, or Linux's skb memory against twice it.
     pub sndbuf_accounting: SndbufAccounting,
-    pub rcvbuf: u64,
+    /// Bytes (the largest window offered), or "auto": Linux's receive-buffer autotuning.
+    pub rcvbuf: BufferSize,
     pub mss: u32,
     pub initial_window: u32,
     pub window_scaling: bool,
@@ -591,12 +595,22 @@ impl TcpPlan {
             ));
         }
         for (name, size) in [("sndbuf", self.sndbuf), ("rcvbuf", self.rcvbuf)] {
-            if !(1..=MAX_BUFFER_BYTES).contains(&size) {
-                return Err(PlanError::field(
-                    format!("{at}.{name}"),
-                    format!("{size} bytes; accepted: 1..={MAX_BUFFER_BYTES}"),
-                ));
+            match size {
+                BufferSize::Bytes(size) if !(1..=MAX_BUFFER_BYTES).contains(&size) => {
+                    return Err(PlanError::field(
+                        format!("{at}.{name}"),
+                        format!("{size} bytes; accepted: 1..={MAX_BUFFER_BYTES} or \"auto\""),
+                    ));
+                }
+                _ => {}
             }
+        }
+        if self.sndbuf.is_auto() && self.sndbuf_accounting != SndbufAccounting::Linux {
+            // Autotuning sizes Linux's skb memory (sender/sndbuf.rs).
+            return Err(PlanError::field(
+                format!("{at}.sndbuf"),
+                "\"auto\" (Linux's send-buffer autotuning) needs sndbuf_accounting \"linux\"",
+            ));
         }
         positive(
             &format!("{at}.initial_window"),

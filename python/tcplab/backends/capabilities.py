@@ -27,6 +27,7 @@ from tcplab.backends import BACKENDS  # noqa: E402
 from tcplab.errors import Unsupported
 from tcplab.measure.media import HEADER
 from tcplab.shared import CONGESTION_CONTROLS
+from tcplab.spec.fields import AUTO_BUFFER
 
 NS_PER_S = 1_000_000_000
 
@@ -233,6 +234,11 @@ def _pep_sides_differ(at: At) -> bool:
 def _iperf3_buffers_differ(at: At) -> bool:
     sizes = {h["tcp"][name] for h in at.plan["hosts"] for name in ("sndbuf", "rcvbuf")}
     return _iperf3(at) and len(sizes) > 1
+
+
+def _autotuned(at: At) -> bool:
+    """A buffer left to the kernel's autotuning."""
+    return bool(at.value == AUTO_BUFFER)
 
 
 def _lossy(plan: Mapping[str, Any]) -> bool:
@@ -443,6 +449,28 @@ REGISTRY: tuple[Capability, ...] = (
         " so rto_form = 'rfc6298' cannot be emulated; set rto_form = 'linux' to run this"
         " scenario on emu",
         when=lambda at: at.value != "linux",
+    ),
+    *(
+        only(
+            f"tcp.{name}",
+            ("sim", "emu"),
+            f"the model's window is a buffer's size; Linux's autotuning of {name} (\"auto\")"
+            " grows with the connection, which its formulas do not follow: give a size, or"
+            " run this scenario on sim or emu",
+            when=_autotuned,
+        )
+        for name in ("sndbuf", "rcvbuf")
+    ),
+    *(
+        only(
+            f"peps.*.{side}.{name}",
+            ("sim",),
+            "the emu backend's PEP relay sets its buffers (tcplab.measure.relay); give this"
+            " PEP side's buffer a size, or run it on sim",
+            when=_autotuned,
+        )
+        for side in ("client_side", "server_side")
+        for name in ("sndbuf", "rcvbuf")
     ),
     only(
         "tcp.sndbuf_accounting",

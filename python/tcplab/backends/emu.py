@@ -50,7 +50,8 @@ from tcplab.emu import EmuError, EmuNetwork, HostSetup, require_root
 from tcplab.errors import FieldRefused
 from tcplab.measure.workload import Workload
 from tcplab.plan import topology_form
-from tcplab.shared import TCP_IP_HEADER_BYTES
+from tcplab.shared import TCP_IP_HEADER_BYTES, TCP_RMEM, TCP_WMEM
+from tcplab.spec.fields import AUTO_BUFFER
 
 NS_PER_S = 1_000_000_000
 PORT = 5210
@@ -111,9 +112,9 @@ TCP_ECN = {"off": "0", "on": "1", "passive": "2"}
 def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
     """Sysctls of one host's namespace and options of its route to the other host."""
     # Buffers are set per socket (which also turns autotuning off); tcp_rmem/tcp_wmem are
-    # set to the same doubled sizes so that nothing in the namespace exceeds them.
-    rmem = 2 * int(tcp["rcvbuf"])
-    wmem = 2 * int(tcp["sndbuf"])
+    # set to the same doubled sizes so that nothing in the namespace exceeds them. A buffer
+    # left to autotuning ("auto") gets the kernel's triple that the simulator models, so
+    # that the run does not depend on what this machine's namespaces inherit.
     sysctls = {
         "net.ipv4.tcp_window_scaling": str(int(tcp["window_scaling"])),
         "net.ipv4.tcp_sack": str(int(tcp["sack"])),
@@ -124,17 +125,22 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
         "net.ipv4.tcp_ecn": TCP_ECN[str(tcp.get("ecn", "off"))],
         # No ssthresh or RTT carried over from an earlier connection (tcp(7)).
         "net.ipv4.tcp_no_metrics_save": "1",
-        "net.ipv4.tcp_rmem": f"4096 {rmem} {max(rmem, 4096)}",
-        "net.ipv4.tcp_wmem": f"4096 {wmem} {max(wmem, 4096)}",
+        "net.ipv4.tcp_rmem": _mem_sysctl(tcp["rcvbuf"], TCP_RMEM),
+        "net.ipv4.tcp_wmem": _mem_sysctl(tcp["sndbuf"], TCP_WMEM),
     }
+    if tcp["rcvbuf"] == AUTO_BUFFER:
+        # Receive-buffer autotuning (tcp_rcv_space_adjust) is on by default; say so.
+        sysctls["net.ipv4.tcp_moderate_rcvbuf"] = "1"
     mss = min(int(tcp["mss"]), int(peer["mss"]))
-    route = [
-        "initcwnd",
-        str(tcp["initial_window"]),
-        # The receive window the connection starts from, in segments (ip-route(8));
-        # without initial_rwnd the whole buffer, as the simulator's receiver then offers.
-        "initrwnd",
-        str(tcp.get("initial_rwnd") or max(1, math.ceil(int(tcp["rcvbuf"]) / mss))),
+    route = ["initcwnd", str(tcp["initial_window"])]
+    # The receive window the connection starts from, in segments (ip-route(8)); without
+    # initial_rwnd the whole buffer, as the simulator's receiver then offers, or for an
+    # autotuned buffer the kernel's own choice (tcp_select_initial_window).
+    if tcp.get("initial_rwnd"):
+        route += ["initrwnd", str(tcp["initial_rwnd"])]
+    elif tcp["rcvbuf"] != AUTO_BUFFER:
+        route += ["initrwnd", str(max(1, math.ceil(int(tcp["rcvbuf"]) / mss)))]
+    route += [
         # Linux bounds the RTO's variance term with this (RTO >= SRTT + rto_min), so the
         # whole RTO is at least min_rto, as the spec asks, and can be higher.
         "rto_min",
@@ -149,21 +155,33 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
 
 
 def _options(tcp: Mapping[str, Any], receiver: bool) -> dict[str, Any]:
+    # A buffer left to autotuning ("auto") is not set at all: SO_SNDBUF, SO_RCVBUF and
+    # TCP_WINDOW_CLAMP each lock theirs (SOCK_SNDBUF_LOCK, SOCK_RCVBUF_LOCK, socket(7)).
+    fixed_rcvbuf = tcp["rcvbuf"] != AUTO_BUFFER
     return {
         "cc": LINUX_CC[tcp["cc"]],
         # The kernel doubles SO_SNDBUF for its bookkeeping (socket(7)) and frees a buffer's
         # memory only as whole pages of it are acknowledged, so it holds between `sndbuf`
         # and twice that of data, not the simulator's exact `sndbuf`: see docs/emu.md.
-        "sndbuf": int(tcp["sndbuf"]),
+        "sndbuf": None if tcp["sndbuf"] == AUTO_BUFFER else int(tcp["sndbuf"]),
         # The receive window is set exactly by the clamp below; the buffer (doubled by
         # the kernel to 4 x rcvbuf) is sized so that memory never limits before it.
-        "rcvbuf": 2 * int(tcp["rcvbuf"]),
+        "rcvbuf": 2 * int(tcp["rcvbuf"]) if fixed_rcvbuf else None,
         "mss": int(tcp["mss"]),
         "nodelay": not tcp["nagle"],
         # The receive buffer is the largest window offered (the spec's meaning); Linux
         # would offer a share of its buffer that depends on per-packet overheads.
-        "window_clamp": int(tcp["rcvbuf"]) if receiver else None,
+        "window_clamp": int(tcp["rcvbuf"]) if receiver and fixed_rcvbuf else None,
     }
+
+
+def _mem_sysctl(buffer: int | str, autotuned: tuple[int, ...]) -> str:
+    """net.ipv4.tcp_rmem or tcp_wmem for a host's buffer: twice a fixed size (what the
+    socket option makes of it), or the kernel's autotuning triple."""
+    if buffer == AUTO_BUFFER:
+        return " ".join(map(str, autotuned))
+    doubled = 2 * int(buffer)
+    return f"4096 {doubled} {max(doubled, 4096)}"
 
 
 def _wait_listening(server: subprocess.Popen[str], timeout_s: float) -> None:
@@ -382,8 +400,10 @@ def _iperf3(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
     client = ["iperf3", "-c", net.addresses[0][1], "-p", port, "-J", "--get-server-output"]
     client += ["-i", interval, "-l", str(app["message_size"]), "-C", LINUX_CC[sender["cc"]]]
     # -w: SO_SNDBUF and SO_RCVBUF on both ends (the buffers are all equal: the capability
-    # registry refuses others with iperf3).
-    client += ["-w", str(sender["sndbuf"]), "-M", str(sender["mss"])]
+    # registry refuses others with iperf3); none where they are left to autotuning.
+    if sender["sndbuf"] != AUTO_BUFFER:
+        client += ["-w", str(sender["sndbuf"])]
+    client += ["-M", str(sender["mss"])]
     if not sender["nagle"]:
         client.append("-N")
     if app["kind"] == "file":
@@ -419,6 +439,9 @@ def to_result(
         "kernel": platform.release(),
         "sender_cc": end["sender_tcp_congestion"],
         "receiver_cc": end["receiver_tcp_congestion"],
+        # Set by the scenario, or "auto": left to the kernel's autotuning.
+        "sender_sndbuf": plan["hosts"][0]["tcp"]["sndbuf"],
+        "receiver_rcvbuf": plan["hosts"][-1]["tcp"]["rcvbuf"],
         "sender_sndbuf_actual": start["sender"]["sndbuf_actual"],
         "receiver_rcvbuf_actual": start["receiver"]["rcvbuf_actual"],
         "receiver_window_clamp": start["receiver"]["window_clamp"],

@@ -31,9 +31,29 @@ def _quantity(
     ]
 
 
+# A socket buffer the application does not set, left to the kernel's autotuning.
+AUTO_BUFFER = "auto"
+
+
+def _parse_buffer(value: object) -> int | str:
+    if value == AUTO_BUFFER:
+        return AUTO_BUFFER
+    try:
+        return units.parse_size(value)
+    except units.UnitError as error:
+        raise units.UnitError(
+            f'{error}; or "{AUTO_BUFFER}", for a buffer the kernel autotunes'
+        ) from None
+
+
+def _format_buffer(value: int | str) -> str:
+    return AUTO_BUFFER if value == AUTO_BUFFER else units.format_size(int(value))
+
+
 if TYPE_CHECKING:
     # What a validated field holds: an integer in the simulator's units (a scenario may
     # write a string with a unit; the validator turns it into this).
+    Buffer: TypeAlias = int | Literal["auto"]
     Rate: TypeAlias = int
     NonNegativeRate: TypeAlias = int
     Duration: TypeAlias = int
@@ -51,6 +71,18 @@ else:
         units.DURATION_JSON_SCHEMA,
     )
     Size = _quantity(units.parse_size, units.format_size, units.SIZE_JSON_SCHEMA)
+    Buffer = Annotated[
+        int | str,
+        PlainValidator(_parse_buffer),
+        PlainSerializer(_format_buffer, return_type=str),
+        WithJsonSchema(
+            {
+                "anyOf": [*units.SIZE_JSON_SCHEMA["anyOf"], {"enum": [AUTO_BUFFER]}],
+                "description": f'{units.SIZE_JSON_SCHEMA["description"]}; or "{AUTO_BUFFER}"',
+                "examples": ["64KiB", AUTO_BUFFER],
+            }
+        ),
+    ]
 QueueLimit = Annotated[
     units.QueueLimit,
     PlainValidator(units.parse_queue_limit),

@@ -13,7 +13,14 @@ from pydantic import (
 
 from tcplab import profiles, shared
 from tcplab.spec import cpu_profiles, units
-from tcplab.spec.fields import Duration, Name, PositiveDuration, Size, StrictModel
+from tcplab.spec.fields import (
+    AUTO_BUFFER,
+    Buffer,
+    Duration,
+    Name,
+    PositiveDuration,
+    StrictModel,
+)
 
 # The RTO stays within [min_rto, 60 s] (RFC 6298 §2.5's upper bound, as Linux's
 # TCP_RTO_MAX would be at 60 s); the simulator checks the same bound
@@ -45,14 +52,26 @@ class Tcp(StrictModel):
         description="which window arithmetic cc = 'reno' and 'newreno' run: rfc5681 as "
         "written, in bytes, or linux, tcp_cong.c's (whole segments, ssthresh half of cwnd)",
     )
-    sndbuf: Size = Field("64KiB", validate_default=True, description="socket send buffer")
+    sndbuf: Buffer = Field(
+        "64KiB",
+        validate_default=True,
+        description='socket send buffer (SO_SNDBUF); "auto": the application leaves it to '
+        "Linux's autotuning, tcp_wmem 4KiB 16KiB 4MiB grown with cwnd (tcp_sndbuf_expand; "
+        'needs sndbuf_accounting = "linux")',
+    )
     sndbuf_accounting: Literal["payload", "linux"] = Field(
         "payload",
         description="what sndbuf limits: payload, the data written and not acknowledged; "
         "linux, SO_SNDBUF as Linux takes it: skb memory (payload and a head per skb) "
         "against twice sndbuf, a writer woken once a third of it is free",
     )
-    rcvbuf: Size = Field("64KiB", validate_default=True, description="socket receive buffer")
+    rcvbuf: Buffer = Field(
+        "64KiB",
+        validate_default=True,
+        description="socket receive buffer, offered whole as the largest window; \"auto\": "
+        "the application leaves it to Linux's autotuning, tcp_rmem 4KiB 128KiB 32MiB grown "
+        "each round trip to twice what the application read (tcp_rcv_space_adjust)",
+    )
     mss: int = Field(1460, ge=64, le=65495, description="maximum segment size, bytes")
     initial_window: int = Field(10, ge=1, le=100_000, description="initial cwnd, segments")
     window_scaling: bool = Field(True, description="RFC 7323 window scaling; off caps at 65535")
@@ -141,13 +160,23 @@ class Tcp(StrictModel):
 
     @field_validator("sndbuf", "rcvbuf")
     @classmethod
-    def _buffer_within_bounds(cls, size: int) -> int:
-        if not 1 <= size <= MAX_BUFFER_BYTES:
+    def _buffer_within_bounds(cls, size: int | str) -> int | str:
+        if size != AUTO_BUFFER and not 1 <= int(size) <= MAX_BUFFER_BYTES:
             raise ValueError(
-                f"{units.format_size(size)} is not accepted; accepted: 1B to"
-                f" {units.format_size(MAX_BUFFER_BYTES)}"
+                f"{units.format_size(int(size))} is not accepted; accepted: 1B to"
+                f' {units.format_size(MAX_BUFFER_BYTES)}, or "{AUTO_BUFFER}"'
             )
         return size
+
+    @model_validator(mode="after")
+    def _autotuned_sndbuf_is_linux_memory(self) -> Tcp:
+        # Autotuning sizes Linux's skb memory (crates/sim/src/tcp/sender/sndbuf.rs).
+        if self.sndbuf == AUTO_BUFFER and self.sndbuf_accounting != "linux":
+            raise ValueError(
+                f'sndbuf: "{AUTO_BUFFER}" is Linux\'s send-buffer autotuning, which needs'
+                f' sndbuf_accounting = "linux" (it is "{self.sndbuf_accounting}")'
+            )
+        return self
 
     @field_validator("min_rto")
     @classmethod

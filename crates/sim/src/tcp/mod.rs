@@ -10,6 +10,7 @@ mod ecn;
 pub mod hystart;
 pub mod hystart_linux;
 mod ranges;
+pub(crate) mod rcvbuf;
 mod receiver;
 mod rto;
 pub mod sack;
@@ -21,15 +22,41 @@ pub use receiver::{Receiver, ReceiverConfig};
 pub use rto::{RtoEstimator, RtoForm};
 pub use segment::{Segment, Timestamps, MAX_SACK_BLOCKS, TIMESTAMPS_OPTION_BYTES};
 
+use schemars::JsonSchema;
+use serde::Deserialize;
+
 use crate::engine::Nanos;
+
+/// A socket buffer: the size the application sets (SO_SNDBUF, SO_RCVBUF), or "auto", left
+/// to the kernel's autotuning (tcp/rcvbuf.rs, sender/sndbuf.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum BufferSize {
+    Bytes(u64),
+    Auto(Auto),
+}
+
+/// The word "auto".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Auto {
+    Auto,
+}
+
+impl BufferSize {
+    pub fn is_auto(self) -> bool {
+        matches!(self, BufferSize::Auto(_))
+    }
+}
 
 /// The timestamp clock (RFC 7323 §5.4 asks for 1 ms to 1 s per tick): 1 ms, as Linux.
 pub fn timestamp_clock(now: Nanos) -> u32 {
     (now / 1_000_000) as u32
 }
+pub use rcvbuf::TCP_RMEM;
 pub use sender::{
     HyStartVariant, Limit, LossRecovery, NagleVariant, Sender, SenderConfig, SenderStats,
-    SndbufAccounting,
+    SndbufAccounting, TCP_WMEM,
 };
 
 /// RFC 7323 §2.3: the smallest shift that lets the 16-bit window field describe the whole

@@ -6,8 +6,9 @@ use std::collections::VecDeque;
 
 use super::ecn::EcnEcho;
 use super::ranges::RangeSet;
+use super::rcvbuf::{self, AutoRcvBuf, DataArrival};
 use super::segment::{MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS, TIMESTAMPS_OPTION_BYTES};
-use super::{timestamp_clock, window_shift_for, EcnMode, Segment, Timestamps};
+use super::{timestamp_clock, window_shift_for, BufferSize, EcnMode, Segment, Timestamps};
 use crate::engine::Nanos;
 
 /// RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second segment.
@@ -18,7 +19,9 @@ const MAX_QUICKACKS: u64 = 16;
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
     pub mss: u32,
-    pub rcvbuf: u64,
+    /// The receive buffer, which tcplab takes as the largest window offered; or "auto",
+    /// Linux's autotuned buffer (tcp/rcvbuf.rs), whose window clamp grows with the reads.
+    pub rcvbuf: BufferSize,
     pub window_scaling: bool,
     pub sack: bool,
     pub timestamps: bool,
@@ -92,12 +95,22 @@ pub struct Receiver {
     quickacks: u64,
     /// The largest window that may be offered now (Linux `rcv_ssthresh`).
     rcv_ssthresh: u64,
+    /// The buffer windows are offered from, in window bytes: `cfg.rcvbuf`, or the
+    /// autotuned buffer's window clamp.
+    rcvbuf: u64,
+    /// Linux's receive-buffer autotuning, for `rcvbuf = "auto"`.
+    autotune: Option<Box<AutoRcvBuf>>,
     ecn: EcnEcho,
     pub stats: ReceiverStats,
 }
 
 impl Receiver {
     pub fn new(cfg: ReceiverConfig) -> Self {
+        // Until the SYN sets it up, an autotuned buffer offers what its SYN would.
+        let rcvbuf = match cfg.rcvbuf {
+            BufferSize::Bytes(bytes) => bytes,
+            BufferSize::Auto(_) => rcvbuf::syn_window(u64::from(cfg.mss)),
+        };
         Self {
             established: false,
             rcv_nxt: 0,
@@ -116,7 +129,9 @@ impl Receiver {
             ack_due: AckDue::None,
             segments_since_ack: 0,
             quickacks: 0,
-            rcv_ssthresh: cfg.rcvbuf,
+            rcv_ssthresh: rcvbuf,
+            rcvbuf,
+            autotune: cfg.rcvbuf.is_auto().then(|| Box::new(AutoRcvBuf::new())),
             ecn: EcnEcho::default(),
             stats: ReceiverStats::default(),
             cfg,
@@ -125,7 +140,7 @@ impl Receiver {
 
     /// Free receive buffer, the window we can offer (RFC 9293 §3.8.6).
     fn free(&self) -> u64 {
-        self.cfg.rcvbuf - self.unread
+        self.rcvbuf.saturating_sub(self.unread)
     }
 
     /// The window the 16-bit field describes for an offer of `bytes`, given our shift:
@@ -147,7 +162,7 @@ impl Receiver {
     /// bytes at a time never invites small segments.
     pub fn advertised_window(&self) -> u64 {
         let whole = self.describable(self.free().min(self.rcv_ssthresh));
-        let step = (self.cfg.rcvbuf / 2).min(self.peer_mss);
+        let step = (self.rcvbuf / 2).min(self.peer_mss);
         if self.rcv_nxt + whole >= self.rcv_adv + step {
             whole
         } else {
@@ -161,7 +176,7 @@ impl Receiver {
 
     pub fn on_segment(&mut self, now: Nanos, seg: &Segment) {
         if seg.syn {
-            self.on_syn(seg);
+            self.on_syn(now, seg);
             return;
         }
         if !self.established || seg.len == 0 {
@@ -183,6 +198,7 @@ impl Receiver {
         let window_end = self.rcv_nxt + self.advertised_window();
         let end = seg.end().min(window_end);
         if end > self.rcv_nxt {
+            self.autotune_on_data(now, seg, end);
             self.grow_window(u64::from(seg.len));
         }
         if end <= self.rcv_nxt {
@@ -194,6 +210,7 @@ impl Receiver {
             // RFC 5681 §4.2: an out-of-order segment gets an immediate duplicate ACK.
             self.stats.out_of_order += 1;
             self.insert_out_of_order(seg.seq, end);
+            self.grow_for_out_of_order();
             self.ack_due = AckDue::Now;
         } else {
             let filled_gap = !self.ooo.is_empty();
@@ -211,11 +228,14 @@ impl Receiver {
         }
     }
 
-    fn on_syn(&mut self, seg: &Segment) {
+    fn on_syn(&mut self, now: Nanos, seg: &Segment) {
         self.established = true;
         self.offer_wscale = self.cfg.window_scaling;
         if self.cfg.window_scaling && seg.wscale_option.is_some() {
-            self.rcv_wscale = window_shift_for(self.cfg.rcvbuf);
+            self.rcv_wscale = match self.cfg.rcvbuf {
+                BufferSize::Bytes(bytes) => window_shift_for(bytes),
+                BufferSize::Auto(_) => rcvbuf::window_scale(),
+            };
         }
         self.sack = self.cfg.sack && seg.sack_permitted;
         // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR.
@@ -228,9 +248,16 @@ impl Receiver {
             self.ts_recent = ts.val;
             self.peer_mss -= u64::from(TIMESTAMPS_OPTION_BYTES);
         }
-        // Linux `tcp_select_initial_window`: initrwnd segments of the payload MSS.
-        if let Some(segments) = self.cfg.initial_rwnd {
-            self.rcv_ssthresh = (segments * self.peer_mss).min(self.cfg.rcvbuf);
+        if let Some(auto) = &mut self.autotune {
+            // tcp_select_initial_window and tcp_init_buffer_space: the initial window is
+            // rcv_ssthresh, below the clamp.
+            let (rcv_wnd, clamp) =
+                auto.establish(now, self.peer_mss, self.timestamps, self.cfg.initial_rwnd);
+            self.rcvbuf = clamp;
+            self.rcv_ssthresh = rcv_wnd.min(clamp);
+        } else if let Some(segments) = self.cfg.initial_rwnd {
+            // Linux `tcp_select_initial_window`: initrwnd segments of the payload MSS.
+            self.rcv_ssthresh = (segments * self.peer_mss).min(self.rcvbuf);
         }
         self.ack_due = AckDue::SynAck;
     }
@@ -285,7 +312,8 @@ impl Receiver {
     /// (`icsk_ack.quick |= 1`).
     fn grow_window(&mut self, len: u64) {
         let room = self.free().saturating_sub(self.rcv_ssthresh);
-        if self.cfg.initial_rwnd.is_none() || room == 0 || len < MIN_GROWING_SEGMENT {
+        let grows = self.cfg.initial_rwnd.is_some() || self.autotune.is_some();
+        if !grows || room == 0 || len < MIN_GROWING_SEGMENT {
             return;
         }
         self.rcv_ssthresh += room.min((2 * self.peer_mss).max(2 * len));
@@ -325,9 +353,56 @@ impl Receiver {
         let n = self.unread.min(max);
         self.unread -= n;
         if n > 0 {
+            if let Some(auto) = &mut self.autotune {
+                // Linux `tcp_recvmsg_locked` → `tcp_rcv_space_adjust` after each copy.
+                if let Some(clamp) = auto.on_read(self.rcv_nxt - self.unread, self.unread) {
+                    self.rcvbuf = clamp;
+                }
+            }
             self.consider_window_update();
         }
         n
+    }
+
+    /// An autotuned buffer learns from a data segment that brings new data up to `end`
+    /// (rcvbuf.rs `on_data`); a new ratio of payload to memory moves the window clamp,
+    /// and `rcv_ssthresh` with it as Linux's `tcp_set_window_clamp` does: a lower clamp
+    /// lowers it, a higher one raises it to the window last offered.
+    fn autotune_on_data(&mut self, now: Nanos, seg: &Segment, end: u64) {
+        let in_order = seg.seq <= self.rcv_nxt;
+        let rcv_wnd = self.rcv_adv.saturating_sub(self.last_ack_sent);
+        let Some(auto) = &mut self.autotune else {
+            return;
+        };
+        let arrival = DataArrival {
+            now,
+            len: u64::from(seg.len),
+            tsecr: seg.timestamps.filter(|_| self.timestamps).map(|ts| ts.ecr),
+            in_order,
+            rcv_nxt: if in_order { end } else { self.rcv_nxt },
+            rcv_wnd,
+            queued: self.unread > 0,
+        };
+        if let Some(clamp) = auto.on_data(arrival) {
+            self.rcv_ssthresh = if clamp < self.rcvbuf {
+                self.rcv_ssthresh.min(clamp)
+            } else {
+                self.rcv_ssthresh.max(rcv_wnd.min(clamp))
+            };
+            self.rcvbuf = clamp;
+        }
+    }
+
+    /// Linux `tcp_data_queue_ofo` → `tcp_rcvbuf_grow`: an autotuned buffer grows to hold
+    /// what is held out of order as well.
+    fn grow_for_out_of_order(&mut self) {
+        let Some(auto) = &mut self.autotune else {
+            return;
+        };
+        let beyond = self.ooo.iter().next_back().map_or(0, |(_, end)| end) - self.rcv_nxt;
+        if let Some(clamp) = auto.on_out_of_order(beyond) {
+            self.rcvbuf = clamp;
+        }
     }
 
     /// After a read, a window update goes out when the right edge can move by at least two
@@ -339,7 +414,7 @@ impl Receiver {
             return;
         }
         let opens = (self.rcv_nxt + self.advertised_window()).saturating_sub(self.rcv_adv);
-        if opens >= 2 * self.peer_mss || 2 * opens >= self.cfg.rcvbuf {
+        if opens >= 2 * self.peer_mss || 2 * opens >= self.rcvbuf {
             self.ack_due = AckDue::Now;
             self.window_update = true;
         }
@@ -440,7 +515,7 @@ mod tests {
     fn receiver(delayed_ack: bool, rcvbuf: u64, window_scaling: bool) -> Receiver {
         Receiver::new(ReceiverConfig {
             mss: 1460,
-            rcvbuf,
+            rcvbuf: BufferSize::Bytes(rcvbuf),
             window_scaling,
             sack: true,
             timestamps: true,

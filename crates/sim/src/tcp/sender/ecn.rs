@@ -51,7 +51,7 @@ mod tests {
     use super::super::{HyStartVariant, LossRecovery, NagleVariant, SenderConfig};
     use super::*;
     use crate::tcp::cc::{CubicVariant, RenoVariant};
-    use crate::tcp::{EcnMode, Receiver, ReceiverConfig, RtoForm};
+    use crate::tcp::{BufferSize, EcnMode, Receiver, ReceiverConfig, RtoForm};
 
     const MS: Nanos = 1_000_000;
     const MSS: u64 = 1000;
@@ -62,9 +62,9 @@ mod tests {
             cubic_variant: CubicVariant::Rfc9438,
             reno_variant: RenoVariant::Rfc5681,
             mss: MSS as u32,
-            sndbuf: 1 << 20,
+            sndbuf: BufferSize::Bytes(1 << 20),
             sndbuf_accounting: crate::tcp::SndbufAccounting::Payload,
-            rcvbuf: 1 << 20,
+            rcvbuf: BufferSize::Bytes(1 << 20),
             initial_window: 10,
             window_scaling: false,
             sack: loss_recovery == LossRecovery::Rack,
@@ -88,7 +88,7 @@ mod tests {
     fn receiver(ecn: EcnMode) -> Receiver {
         Receiver::new(ReceiverConfig {
             mss: MSS as u32,
-            rcvbuf: 1 << 20,
+            rcvbuf: BufferSize::Bytes(1 << 20),
             window_scaling: false,
             sack: true,
             timestamps: false,

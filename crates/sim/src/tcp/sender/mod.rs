@@ -23,15 +23,18 @@ use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
 use super::hystart_linux::{self, LinuxHyStart};
 use super::sack::Scoreboard;
 use super::segment::TIMESTAMPS_OPTION_BYTES;
-use super::{timestamp_clock, window_shift_for, RtoEstimator, Segment, Timestamps};
+use super::{
+    rcvbuf, timestamp_clock, window_shift_for, BufferSize, RtoEstimator, Segment, Timestamps,
+};
 use crate::engine::{Nanos, RngStream};
 use prr::Prr;
 use rack::Rack;
 use rack_recovery::Probe;
 use rtx_queue::RtxQueue;
 use rtx_queue::TxRate;
-pub use sndbuf::SndbufAccounting;
 use sndbuf::{SendBuffer, Seqs};
+pub use sndbuf::{SndbufAccounting, TCP_WMEM};
+pub(crate) use sndbuf::{SKB_SHARED_INFO_TRUESIZE, SK_BUFF_TRUESIZE, TCP_MSS_DEFAULT};
 
 /// RFC 5681 §3.2: the third duplicate ACK signals a loss.
 const DUPACK_THRESHOLD: u32 = 3;
@@ -79,11 +82,11 @@ pub struct SenderConfig {
     pub cubic_variant: cc::CubicVariant,
     pub reno_variant: cc::RenoVariant,
     pub mss: u32,
-    pub sndbuf: u64,
+    pub sndbuf: BufferSize,
     /// What `sndbuf` limits, and when a writer blocked on it is woken (`sndbuf.rs`).
     pub sndbuf_accounting: SndbufAccounting,
     /// Our own receive buffer, advertised in our SYN (data flows the other way only).
-    pub rcvbuf: u64,
+    pub rcvbuf: BufferSize,
     pub initial_window: u32,
     pub window_scaling: bool,
     pub sack: bool,
@@ -332,12 +335,12 @@ impl Sender {
                 ecr: 0,
             }),
             syn: true,
-            window: self.cfg.rcvbuf.min(65_535) as u16,
+            window: self.syn_window() as u16,
             mss_option: Some(self.cfg.mss as u16),
-            wscale_option: self
-                .cfg
-                .window_scaling
-                .then(|| window_shift_for(self.cfg.rcvbuf)),
+            wscale_option: self.cfg.window_scaling.then(|| match self.cfg.rcvbuf {
+                BufferSize::Bytes(bytes) => window_shift_for(bytes),
+                BufferSize::Auto(_) => rcvbuf::window_scale(),
+            }),
             sack_permitted: self.cfg.sack,
             retransmission: self.syn_retransmitted,
             // RFC 3168 §6.1.1: an ECN-setup SYN.
@@ -345,6 +348,35 @@ impl Sender {
             cwr: self.cfg.ecn.requests(),
             ..Segment::default()
         }
+    }
+
+    /// The window our SYN offers: the receive buffer up to 65,535 bytes, or with
+    /// autotuning what Linux's initial buffer offers (tcp/rcvbuf.rs).
+    fn syn_window(&self) -> u64 {
+        match self.cfg.rcvbuf {
+            BufferSize::Bytes(bytes) => bytes.min(65_535),
+            BufferSize::Auto(_) => {
+                let options = if self.cfg.timestamps {
+                    u64::from(TIMESTAMPS_OPTION_BYTES)
+                } else {
+                    0
+                };
+                rcvbuf::syn_window(u64::from(self.cfg.mss) - options)
+            }
+        }
+    }
+
+    /// Linux `tcp_sndbuf_expand`'s target for the current cwnd (sndbuf.rs `expansion`):
+    /// the largest segment negotiated is the payload with the timestamps option; BBR asks
+    /// for three windows (`bbr_sndbuf_expand`), the others for two.
+    fn sndbuf_target(&self) -> u64 {
+        let options = if self.timestamps {
+            u64::from(TIMESTAMPS_OPTION_BYTES)
+        } else {
+            0
+        };
+        let factor = if self.cfg.cc == "bbr" { 3 } else { 2 };
+        sndbuf::expansion(self.mss + options, self.cwnd / self.mss, factor)
     }
 
     /// Active open: sends the SYN and arms the timer with the initial RTO.
@@ -509,7 +541,7 @@ impl Sender {
     }
 
     fn last_advertised_field(&self) -> u16 {
-        self.cfg.rcvbuf.min(65_535) as u16
+        self.syn_window() as u16
     }
 
     /// Sends what the windows, the buffer and the silly-window rules allow.
@@ -733,8 +765,12 @@ impl Sender {
             self.on_ack(now, seg, out);
         }
         self.try_send(now, out);
-        // Linux frees acknowledged memory in tcp_ack and wakes the writer after sending
-        // (tcp_data_snd_check → tcp_check_space).
+        // Linux frees acknowledged memory in tcp_ack and, after sending, grows an
+        // autotuned buffer for a waiting writer while the window has room and wakes the
+        // writer (tcp_data_snd_check → tcp_check_space → tcp_new_space).
+        if self.established && self.in_flight() < self.cwnd {
+            self.sndbuf.expand_for_waiting_writer(self.sndbuf_target());
+        }
         self.sndbuf.acked(self.seqs());
     }
 
@@ -753,6 +789,8 @@ impl Sender {
                 .sample(now - self.syn_sent_at, self.snd_una, self.snd_nxt);
         }
         self.timer = None;
+        // tcp_init_transfer → tcp_init_buffer_space, with the initial cwnd.
+        self.sndbuf.expand(self.sndbuf_target());
     }
 
     /// Opens without a handshake (`tcp.handshake = false`): `syn_ack` is the peer's answer
@@ -761,6 +799,7 @@ impl Sender {
     pub fn open_established(&mut self, syn_ack: &Segment) {
         self.adopt_syn_ack(syn_ack);
         self.cwnd = u64::from(self.cfg.initial_window) * self.mss;
+        self.sndbuf.expand(self.sndbuf_target());
     }
 
     /// The options both SYNs agreed on, and the peer's first window.

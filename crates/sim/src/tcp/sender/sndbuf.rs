@@ -10,12 +10,21 @@
 //! size goal, acknowledged bytes are freed as they are trimmed and an skb's overhead when
 //! the whole skb is acknowledged, and a writer that found no room is woken only once the
 //! free space is at least half of what is queued (a third of the buffer free).
+//!
+//! A buffer the application never sized (`sndbuf = "auto"`, no SO_SNDBUF) is Linux's
+//! autotuned one: `sk_sndbuf` starts at `tcp_wmem[1]`, is set at connection setup to
+//! the memory for twice the initial window of worst-case skbs (`tcp_init_buffer_space` →
+//! `tcp_sndbuf_expand`), and grows to that for the current cwnd whenever an ACK finds a
+//! writer waiting for room while the window is not full (`tcp_check_space` →
+//! `tcp_new_space`), up to `tcp_wmem[2]`.
 
 use std::collections::VecDeque;
 
 use serde::Deserialize;
 
 use super::tso::GSO_MAX_SIZE;
+use crate::tcp::rcvbuf::TCP_INIT_CWND;
+use crate::tcp::BufferSize;
 
 /// What the send buffer's size limits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -28,19 +37,28 @@ pub enum SndbufAccounting {
     Linux,
 }
 
+/// SKB_DATA_ALIGN(sizeof(struct sk_buff)) on this machine's kernel (6.18, x86-64).
+pub(crate) const SK_BUFF_TRUESIZE: u64 = 256;
+/// SKB_DATA_ALIGN(sizeof(struct skb_shared_info)).
+pub(crate) const SKB_SHARED_INFO_TRUESIZE: u64 = 320;
+/// include/net/tcp.h MAX_TCP_HEADER, L1_CACHE_ALIGN(128 + MAX_HEADER): the room an skb
+/// keeps for headers; with the two sizes above, what the measured head below implies.
+const MAX_TCP_HEADER: u64 = 256;
 /// The truesize of an skb beyond its payload on this machine's kernel: the head that
 /// `tcp_stream_alloc_skb` allocates for the headers (`SKB_TRUESIZE(skb_end_offset(skb))`,
 /// i.e. MAX_TCP_HEADER, `struct sk_buff` and `struct skb_shared_info`, each cache-aligned).
 /// It depends on the kernel's configuration; measured on 6.18 with `ss -tm` (skmem `w`):
 /// a 12-byte write into an empty write queue charges 844 bytes, and each further skb of
 /// 1448 bytes 2280 (docs/models/tcp.md).
-pub const SKB_HEAD_TRUESIZE: u64 = 832;
+pub const SKB_HEAD_TRUESIZE: u64 = MAX_TCP_HEADER + SK_BUFF_TRUESIZE + SKB_SHARED_INFO_TRUESIZE;
+/// net.ipv4.tcp_wmem on Linux 6.18: min, initial and largest autotuned send buffer.
+pub const TCP_WMEM: [u64; 3] = [4_096, 16_384, 4_194_304];
 /// include/net/sock.h SOCK_MIN_SNDBUF: 2 × (2048 + the aligned `struct sk_buff`), the
 /// smallest `sk_sndbuf` that `SO_SNDBUF` sets (getsockopt returns 4608 for 1 to 2304).
 pub const SOCK_MIN_SNDBUF: u64 = 4_608;
 /// include/net/tcp.h TCP_MSS_DEFAULT: below this largest window the size goal is not
-/// halved (`tcp_bound_to_half_wnd`).
-const TCP_MSS_DEFAULT: u64 = 536;
+/// halved (`tcp_bound_to_half_wnd`); the receiver's first guess of the peer's segments.
+pub(crate) const TCP_MSS_DEFAULT: u64 = 536;
 
 #[derive(Debug, Clone)]
 pub(crate) struct SendBuffer {
@@ -66,6 +84,8 @@ pub(crate) struct SendBuffer {
     burst: u64,
     /// Linux's SOCK_NOSPACE: a write found no room, and the writer sleeps until woken.
     nospace: bool,
+    /// `limit` is Linux's autotuned `sk_sndbuf` (no SO_SNDBUF).
+    autotuned: bool,
 }
 
 /// `count` consecutive skbs of `size` bytes each, the last ending at `end`.
@@ -96,13 +116,16 @@ pub(crate) struct Seqs {
 impl SendBuffer {
     /// Linux `sk_setsockopt` SO_SNDBUF(FORCE): `sk_sndbuf = max(2 × value, SOCK_MIN_SNDBUF)`.
     /// tcplab sets the buffer as the emu backend does, with SO_SNDBUFFORCE, which
-    /// `net.core.wmem_max` does not clamp.
-    pub fn new(accounting: SndbufAccounting, sndbuf: u64) -> Self {
-        let limit = match accounting {
-            SndbufAccounting::Payload => sndbuf,
-            SndbufAccounting::Linux => (2 * sndbuf).max(SOCK_MIN_SNDBUF),
+    /// `net.core.wmem_max` does not clamp. Left to autotuning (Linux accounting only, as
+    /// the plan checks), `sk_sndbuf` starts at `tcp_wmem[1]` (`tcp_init_sock`).
+    pub fn new(accounting: SndbufAccounting, sndbuf: BufferSize) -> Self {
+        let limit = match (accounting, sndbuf) {
+            (_, BufferSize::Auto(_)) => TCP_WMEM[1],
+            (SndbufAccounting::Payload, BufferSize::Bytes(bytes)) => bytes,
+            (SndbufAccounting::Linux, BufferSize::Bytes(bytes)) => (2 * bytes).max(SOCK_MIN_SNDBUF),
         };
         Self {
+            autotuned: sndbuf.is_auto(),
             accounting,
             limit,
             skb_ends: VecDeque::new(),
@@ -224,6 +247,24 @@ impl SendBuffer {
         self.push_skbs(run.end - run.size, run.size + bytes, 1);
     }
 
+    /// Linux `tcp_sndbuf_expand` on an autotuned buffer: `sk_sndbuf` grows to `sndmem`
+    /// (`expansion`), never beyond `tcp_wmem[2]` and never shrinking. At connection setup
+    /// (`tcp_init_buffer_space`).
+    pub fn expand(&mut self, sndmem: u64) {
+        if self.autotuned {
+            self.limit = self.limit.max(sndmem.min(TCP_WMEM[2]));
+        }
+    }
+
+    /// Linux `tcp_check_space` → `tcp_new_space` after an ACK: the buffer grows only while
+    /// a writer waits for room (SOCK_NOSPACE) and the window is not full
+    /// (`tcp_should_expand_sndbuf`: packets in flight below cwnd), which the caller knows.
+    pub fn expand_for_waiting_writer(&mut self, sndmem: u64) {
+        if self.nospace {
+            self.expand(sndmem);
+        }
+    }
+
     /// A write found no room: the writer sleeps (`sk_stream_wait_memory`, or poll() after
     /// EAGAIN) with SOCK_NOSPACE set. A Payload buffer wakes it at the first free byte.
     pub fn wait_for_space(&mut self) {
@@ -320,6 +361,20 @@ impl SendBuffer {
     }
 }
 
+/// Linux `tcp_sndbuf_expand`: the send buffer for `factor` windows of `cwnd_segments` (at
+/// least TCP_INIT_CWND) in the worst case, each segment an skb of its own whose head
+/// holds `mss_clamp` bytes, the largest segment negotiated, with MAX_TCP_HEADER and the
+/// shared info, rounded up to a power of two by kmalloc, plus its `struct sk_buff`.
+/// `factor` is the congestion control's `sndbuf_expand`: 2 ("Cubic needs 1.7 factor,
+/// rounded to 2"), BBR's 3 (`bbr_sndbuf_expand`). Linux also takes at least
+/// `tp->reordering + 1` segments, 4 unless reordering was seen, which the floor of ten
+/// covers; tcplab keeps no such count.
+pub(crate) fn expansion(mss_clamp: u64, cwnd_segments: u64, factor: u64) -> u64 {
+    let per_mss = (mss_clamp + MAX_TCP_HEADER + SKB_SHARED_INFO_TRUESIZE).next_power_of_two()
+        + SK_BUFF_TRUESIZE;
+    factor * cwnd_segments.max(TCP_INIT_CWND) * per_mss
+}
+
 /// Linux `tcp_xmit_size_goal`: the payload a write puts in one skb. With GSO, as many
 /// whole segments as fit in `sk_gso_max_size` and half the largest window the peer
 /// offered (`tcp_bound_to_half_wnd`); without, one segment (`gso_max_segs` 1).
@@ -343,7 +398,47 @@ mod tests {
     const MSS: u64 = 1448;
 
     fn linux(sndbuf: u64) -> SendBuffer {
-        SendBuffer::new(SndbufAccounting::Linux, sndbuf)
+        SendBuffer::new(SndbufAccounting::Linux, BufferSize::Bytes(sndbuf))
+    }
+
+    fn autotuned() -> SendBuffer {
+        SendBuffer::new(
+            SndbufAccounting::Linux,
+            BufferSize::Auto(crate::tcp::Auto::Auto),
+        )
+    }
+
+    #[test]
+    fn an_autotuned_buffer_starts_at_tcp_wmem_1_and_setup_sizes_it_for_the_initial_window() {
+        // tcp_init_sock: sk_sndbuf = tcp_wmem[1]; tcp_init_buffer_space → tcp_sndbuf_expand:
+        // per_mss = roundup_pow_of_two(1460 + 256 + 320) + 256 = 2304, × 10 segments × 2
+        // (reno, cubic) or 3 (bbr).
+        let mut b = autotuned();
+        assert_eq!(b.limit, 16_384);
+        assert_eq!(expansion(1460, 10, 2), 46_080);
+        assert_eq!(expansion(1460, 4, 3), 69_120);
+        b.expand(expansion(1460, 10, 2));
+        assert_eq!(b.limit, 46_080);
+        // A fixed buffer never moves.
+        let mut fixed = linux(65_536);
+        fixed.expand(1 << 30);
+        assert_eq!(fixed.limit, 131_072);
+    }
+
+    #[test]
+    fn an_autotuned_buffer_grows_with_cwnd_only_for_a_waiting_writer_up_to_tcp_wmem_2() {
+        // tcp_new_space runs from tcp_check_space only with SOCK_NOSPACE set; it never
+        // shrinks the buffer and stops at tcp_wmem[2] = 4 MiB.
+        let mut b = autotuned();
+        b.expand_for_waiting_writer(expansion(1460, 100, 2));
+        assert_eq!(b.limit, 16_384);
+        b.wait_for_space();
+        b.expand_for_waiting_writer(expansion(1460, 100, 2));
+        assert_eq!(b.limit, 460_800);
+        b.expand_for_waiting_writer(expansion(1460, 50, 2));
+        assert_eq!(b.limit, 460_800);
+        b.expand_for_waiting_writer(expansion(1460, 10_000, 2));
+        assert_eq!(b.limit, TCP_WMEM[2]);
     }
 
     /// Where every skb ends, those reached by transmission and the unsent runs alike.
@@ -370,12 +465,15 @@ mod tests {
         assert_eq!(linux(1).limit, 4_608);
         assert_eq!(linux(4_096).limit, 8_192);
         assert_eq!(linux(65_536).limit, 131_072);
-        assert_eq!(SendBuffer::new(SndbufAccounting::Payload, 1).limit, 1);
+        assert_eq!(
+            SendBuffer::new(SndbufAccounting::Payload, BufferSize::Bytes(1)).limit,
+            1
+        );
     }
 
     #[test]
     fn payload_buffer_holds_sndbuf_bytes_and_never_makes_a_writer_wait() {
-        let mut b = SendBuffer::new(SndbufAccounting::Payload, 65_536);
+        let mut b = SendBuffer::new(SndbufAccounting::Payload, BufferSize::Bytes(65_536));
         assert_eq!(b.space(seqs(0, 0, 60_000), MSS), 5_536);
         b.wait_for_space();
         assert_eq!(b.space(seqs(1, 60_000, 65_536), MSS), 1);

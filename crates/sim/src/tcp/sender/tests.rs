@@ -11,9 +11,9 @@ fn config() -> SenderConfig {
         cubic_variant: cc::CubicVariant::Rfc9438,
         reno_variant: cc::RenoVariant::Rfc5681,
         mss: MSS as u32,
-        sndbuf: 1 << 20,
+        sndbuf: BufferSize::Bytes(1 << 20),
         sndbuf_accounting: SndbufAccounting::Payload,
-        rcvbuf: 1 << 20,
+        rcvbuf: BufferSize::Bytes(1 << 20),
         initial_window: 4,
         window_scaling: false,
         sack: false,
@@ -123,7 +123,7 @@ fn opening_without_a_handshake_negotiates_as_the_syns_would_and_measures_nothing
     });
     let mut r = Receiver::new(ReceiverConfig {
         mss: 1000,
-        rcvbuf: 1 << 20,
+        rcvbuf: BufferSize::Bytes(1 << 20),
         window_scaling: true,
         sack: false,
         timestamps: true,
@@ -171,7 +171,7 @@ fn peer_window_limits_the_flight() {
 fn send_buffer_bounds_unacknowledged_plus_unsent_data() {
     let (mut s, out) = established(
         SenderConfig {
-            sndbuf: 2500,
+            sndbuf: BufferSize::Bytes(2500),
             ..config()
         },
         2500,
@@ -188,7 +188,7 @@ fn linux_send_buffer_holds_skbs_against_twice_sndbuf_and_wakes_the_writer_at_a_t
     // (tcp_sendmsg_locked), and a ninth skb still begins at a charge of 14,656 < 16,000.
     let (mut s, _) = established(
         SenderConfig {
-            sndbuf: 8_000,
+            sndbuf: BufferSize::Bytes(8_000),
             sndbuf_accounting: SndbufAccounting::Linux,
             ..config()
         },
