@@ -264,3 +264,45 @@ def test_gso_sends_millisecond_bursts_and_without_it_the_kernel_answers_each_ack
     sizes = sorted(_bursts(tmp_path / "log.csv"))
     median = sizes[len(sizes) // 2]
     assert (median >= 5) if gso else (median <= 3), median
+
+
+def test_autotuned_buffers_grow_on_the_kernel_as_in_the_simulator() -> None:
+    # sndbuf = rcvbuf = "auto": no setsockopt, the kernel autotunes both (docs/models/tcp.md).
+    # Issue 12's 20 Mb/s, 250 ms path in slow start: the window the receiver offers stops
+    # at the initial buffer's share at the ratio measured on the TUN path (131,072 ×
+    # 160/256), then grows with the reads as the simulator's does. The sender's buffer is
+    # what tcp_sndbuf_expand sets: 2 × segments × 2,304 bytes, or tcp_wmem's 4 MiB.
+    spec = {
+        "name": "autotuning",
+        "duration": "2s",
+        "trace_interval": "100ms",
+        "hosts": [
+            {"name": "client", "tcp": {"cc": "cubic", "sndbuf": "auto"}},
+            {"name": "server", "tcp": {"cc": "cubic", "rcvbuf": "auto"}},
+        ],
+        "links": [{"rate": "20Mbps", "delay": "125ms", "queue": {"limit": "833p"}}],
+        "app": {"kind": "bulk"},
+    }
+    kernel = run_emu(spec)
+    sim = tcplab.run(spec)
+    recorded = kernel.summary["emu"]
+    assert (recorded["sender_sndbuf"], recorded["receiver_rcvbuf"]) == ("auto", "auto")
+    assert recorded["receiver_window_clamp"] == recorded["receiver_rcvbuf_actual"] * 160 // 256
+    sndbuf = recorded["sender_sndbuf_actual"]
+    assert sndbuf == 4 * 2**20 or sndbuf % (2 * 2_304) == 0, sndbuf
+
+    def steps(run: tcplab.RunResult) -> tuple[int, int]:
+        """The window offered just before it first passes 100 kB, and the first above it."""
+        windows = [int(w) for w in run.trace_frame()["rwnd_bytes"] if w]
+        first = next(i for i, w in enumerate(windows) if w > 100_000)
+        return windows[first - 1], windows[first]
+
+    # Before the buffer grows: the initial buffer's clamp (the kernel's offer is the clamp
+    # or a unit of 1 KiB below it, as its free space rounds down). Then a round trip's
+    # growth: where the kernel's reads fall in a round varies from run to run, and with it
+    # the step (151,552 or 169,984 B; the simulator 173,056), and the time origin of its
+    # trace by tens of milliseconds, so the steps are compared, not the times.
+    (kernel_clamp, kernel_step), (sim_clamp, sim_step) = steps(kernel), steps(sim)
+    assert sim_clamp == 81_920
+    assert kernel_clamp == pytest.approx(81_920, abs=1_024)
+    assert min(kernel_step, sim_step) > 140_000
