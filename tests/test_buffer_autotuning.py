@@ -109,3 +109,13 @@ def test_the_simulators_window_follows_the_reads_as_the_kernels_did() -> None:
     assert 640_000 <= window.loc[1.6] <= 720_000
     fixed = api.run(validate_spec({**spec, "hosts": [{"name": "client"}, {"name": "server"}]}))
     assert fixed.trace_frame().set_index("t_s")["rwnd_bytes"].loc[0.8] > 81_920
+
+
+def test_iperf3_takes_buffers_all_auto_and_refuses_auto_beside_a_size() -> None:
+    # iperf3 without -w leaves all four buffers to the kernel; -w sets them all.
+    auto = {"sndbuf": "auto", "rcvbuf": "auto"}
+    iperf3 = {"app": {"tool": "iperf3"}, "backend": "emu"}
+    capabilities.check(resolve(validate_spec(_spec(auto, auto, **iperf3))), "emu")
+    mixed = resolve(validate_spec(_spec({"sndbuf": "auto"}, {"rcvbuf": "auto"}, **iperf3)))
+    with pytest.raises(Unsupported, match='or all "auto"'):
+        capabilities.check(mixed, "emu")

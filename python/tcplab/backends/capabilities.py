@@ -576,8 +576,8 @@ REGISTRY: tuple[Capability, ...] = (
     only(
         "app.tool",
         (),
-        "iperf3 sets one size (-w) for both buffers of both hosts: give every sndbuf and"
-        ' rcvbuf the same size, or use tool = "tcplab"',
+        "iperf3 sets one size (-w) for both buffers of both hosts, or none: give every sndbuf"
+        ' and rcvbuf the same size, or all "auto", or use tool = "tcplab"',
         when=_iperf3_buffers_differ,
     ),
     only(

@@ -729,6 +729,8 @@ def iperf3_result(
             "sender_cc": end.get("sender_tcp_congestion"),
             "receiver_cc": end.get("receiver_tcp_congestion"),
             "sock_bufsize": measured["start"].get("sock_bufsize"),
+            "sender_sndbuf": plan["hosts"][0]["tcp"]["sndbuf"],
+            "receiver_rcvbuf": plan["hosts"][-1]["tcp"]["rcvbuf"],
             "sender_sndbuf_actual": measured["start"].get("sndbuf_actual"),
             "receiver_rcvbuf_actual": measured["start"].get("rcvbuf_actual"),
             "max_peer_window_bytes": max((s.get("snd_wnd") or 0 for s in streams), default=None),
