@@ -5,7 +5,7 @@
 //! sim/hosts.rs the hosts' side (connections, applications, CPUs, relays).
 
 use crate::atm::AtmNet;
-use crate::engine::{EventQueue, Nanos, RngStream, NS_PER_S};
+use crate::engine::{prefetch, EventQueue, Nanos, RngStream, NS_PER_S};
 use crate::flow::Flow;
 use crate::host::Cpu;
 use crate::metrics::{IntervalSeries, Trace, Traced};
@@ -238,6 +238,9 @@ impl Simulation {
                 break;
             }
             self.now = at;
+            if let Some(next) = self.events.peek() {
+                self.prefetch_for(next);
+            }
             self.handle(event);
             self.dispatch();
             if self.stopped_at.is_some() {
@@ -328,6 +331,30 @@ impl Simulation {
                     self.events.schedule(next, Event::Sample);
                 }
             }
+        }
+    }
+
+    /// Starts loading what `event` will read first, if it is cold with many connections:
+    /// the channel a frame leaves or enters, or the headers and the connection's side at
+    /// the end of a packet's route (crate::engine::prefetch).
+    fn prefetch_for(&self, event: &Event) {
+        match *event {
+            Event::TxDone(ch) => prefetch(&self.channels[ch as usize]),
+            Event::Arrive(packet) => {
+                let p = self.packets.place(packet.id);
+                let path = self.paths.get(p.flow(), p.route());
+                if p.hop() + 1 < path.hops as usize {
+                    let ch = self.paths.channel(p.flow(), p.route(), p.hop() + 1);
+                    prefetch(&self.channels[ch]);
+                } else {
+                    self.packets.prefetch_headers(packet.id);
+                    prefetch(&self.flows[p.flow()].sides[1 - p.route()]);
+                }
+            }
+            Event::SenderTimer(f, s) | Event::ReceiverTimer(f, s) | Event::AppWake(f, s) => {
+                prefetch(&self.flows[f as usize].sides[s as usize]);
+            }
+            _ => {}
         }
     }
 

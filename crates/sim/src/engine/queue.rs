@@ -158,6 +158,12 @@ impl<E> EventQueue<E> {
         Some((entry.at, entry.event))
     }
 
+    /// The event that runs next unless one is scheduled before it, if it is in the time
+    /// slot being run (the queue does not look further: this is for prefetching).
+    pub fn peek(&self) -> Option<&E> {
+        self.events.peek().map(|e| &e.event)
+    }
+
     /// Events handled so far, reported with every run as a measure of work done.
     pub fn popped(&self) -> u64 {
         self.popped
@@ -178,6 +184,22 @@ mod tests {
         assert_eq!(q.pop(), Some((20, "b")));
         assert_eq!(q.pop(), Some((30, "c")));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn peek_shows_the_next_event_of_the_slot_being_run_and_changes_nothing() {
+        let mut q = EventQueue::default();
+        q.schedule(10, "a");
+        q.schedule(12, "b");
+        q.schedule(1_000_000, "far");
+        assert_eq!(q.peek(), Some(&"a"));
+        assert_eq!(q.pop(), Some((10, "a")));
+        assert_eq!(q.peek(), Some(&"b"));
+        assert_eq!(q.pop(), Some((12, "b")));
+        // The next event is in a later slot: the queue does not look for it.
+        assert_eq!(q.peek(), None);
+        assert_eq!(q.pop(), Some((1_000_000, "far")));
+        assert_eq!(q.popped(), 3);
     }
 
     #[test]

@@ -1,3 +1,4 @@
+use crate::engine::prefetch;
 use crate::tcp::{Segment, Timestamps, MAX_SACK_BLOCKS};
 
 /// A piece of a media stream's UDP datagram (docs/models/media.md): which message it
@@ -241,6 +242,11 @@ impl Packets {
     /// Where the packet is: all that forwarding it reads.
     pub fn place(&self, id: u32) -> Place {
         self.places[id as usize]
+    }
+
+    /// Starts loading the packet's headers into the caches (crate::engine::prefetch).
+    pub fn prefetch_headers(&self, id: u32) {
+        prefetch(&self.stored.items[id as usize]);
     }
 
     /// The packet moves on to the next channel of its route.

@@ -3,7 +3,7 @@
 //! sends into the network or is handed by it (sim.rs routes them between the two).
 
 use super::{Event, Simulation};
-use crate::engine::Nanos;
+use crate::engine::{prefetch, Nanos};
 use crate::host::CpuCosts;
 use crate::net::{Packet, PacketRef};
 use crate::tcp::Segment;
@@ -81,6 +81,10 @@ impl Simulation {
         }
         self.taps.on_arrival(self.now, &packet);
         let (f, s) = (packet.flow, 1 - packet.route);
+        // What this side sends in answer (an ACK, or data for an ACK) enters the first
+        // channel of its route, cold with many connections: its loads start now, while
+        // TCP works (crate::engine::prefetch).
+        prefetch(&self.channels[self.paths.channel(f, s, 0)]);
         let now = self.now;
         let side = &mut self.flows[f].sides[s];
         let seg = packet.segment;

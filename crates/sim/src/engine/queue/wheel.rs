@@ -116,6 +116,11 @@ impl<E> Wheel<E> {
         self.current.pop()
     }
 
+    /// The earliest event of the slot being run, if it has more.
+    pub(super) fn peek(&self) -> Option<&Entry<E>> {
+        self.current.peek()
+    }
+
     /// Moves on to the next slot that has events, which become `current`; None if there
     /// are none.
     fn advance(&mut self) -> Option<()> {
