@@ -93,9 +93,10 @@ def test_emu_sets_no_socket_buffer_or_clamp_for_auto_and_gives_the_kernels_tripl
 
 def test_the_simulators_window_follows_the_reads_as_the_kernels_did() -> None:
     # The kernel on this path (docs/models/tcp.md, cubic, both buffers "auto"): the window
-    # it offered was 81 kB at 0.8 s (the initial buffer's clamp at the measured ratio),
-    # 170 kB at 1.1 s and 670 kB at 1.6 s, about 1.45 x cwnd while cwnd doubles. With the
-    # linux profile's fixed 3 MiB nothing holds the window at 81,920 B.
+    # it offered was 80,896-81,920 B at 0.8 s (the initial buffer's clamp at the measured
+    # ratio), 151,552-169,984 B at 1.1 s (runs differ in where the reads fall in a round)
+    # and 670-712 kB at 1.6-1.7 s, about 1.45 x cwnd while cwnd doubles. With the linux
+    # profile's fixed 3 MiB nothing holds the window at 81,920 B.
     spec = _spec(
         {"cc": "cubic", "sndbuf": "auto"},
         {"cc": "cubic", "rcvbuf": "auto"},
@@ -105,7 +106,7 @@ def test_the_simulators_window_follows_the_reads_as_the_kernels_did() -> None:
     trace = api.run(validate_spec(spec)).trace_frame().set_index("t_s")
     window = trace["rwnd_bytes"]
     assert window.loc[0.8] == 81_920
-    assert 160_000 <= window.loc[1.1] <= 180_000
+    assert 150_000 <= window.loc[1.1] <= 170_000
     assert 640_000 <= window.loc[1.6] <= 720_000
     fixed = api.run(validate_spec({**spec, "hosts": [{"name": "client"}, {"name": "server"}]}))
     assert fixed.trace_frame().set_index("t_s")["rwnd_bytes"].loc[0.8] > 81_920

@@ -300,7 +300,7 @@ def test_autotuned_buffers_grow_on_the_kernel_as_in_the_simulator() -> None:
     # Before the buffer grows: the initial buffer's clamp (the kernel's offer is the clamp
     # or a unit of 1 KiB below it, as its free space rounds down). Then a round trip's
     # growth: where the kernel's reads fall in a round varies from run to run, and with it
-    # the step (151,552 or 169,984 B; the simulator 173,056), and the time origin of its
+    # the step (151,552 or 169,984 B; the simulator 152,576), and the time origin of its
     # trace by tens of milliseconds, so the steps are compared, not the times.
     (kernel_clamp, kernel_step), (sim_clamp, sim_step) = steps(kernel), steps(sim)
     assert sim_clamp == 81_920

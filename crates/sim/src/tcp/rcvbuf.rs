@@ -102,10 +102,11 @@ pub(crate) struct AutoRcvBuf {
     /// The timestamps option is in use: 12 more bytes per packet.
     timestamps: bool,
     /// `rcvq_space`: the bytes read in the last measured round trip, the read position
-    /// (`copied_seq`) and time at which the current one began.
+    /// (`copied_seq`) and time at which the current one began (None until the handshake
+    /// completes on a passive open).
     space: u64,
     space_seq: u64,
-    space_time: Nanos,
+    space_time: Option<Nanos>,
     /// `rcv_rtt_est.rtt_us` (µs × 8; 0 before the first sample), and for the measurement
     /// without timestamps the sequence that ends the current window and when it began.
     rtt_us8: u64,
@@ -129,7 +130,7 @@ impl AutoRcvBuf {
             timestamps: false,
             space: 0,
             space_seq: 0,
-            space_time: 0,
+            space_time: None,
             rtt_us8: 0,
             rtt_seq: 0,
             rtt_time: None,
@@ -144,10 +145,13 @@ impl AutoRcvBuf {
     /// (the route's initrwnd); `tcp_init_buffer_space` clamps the window to that share of
     /// the whole buffer less one segment (`tcp_app_win` = 31 reserves nothing more), and
     /// measures the first round trip against the initial window, at most ten segments
-    /// (`rcvq_space.space`); `tcp_initialize_rcv_mss` starts `rcv_mss` at 536 bytes.
+    /// (`rcvq_space.space`); `tcp_initialize_rcv_mss` starts `rcv_mss` at 536 bytes. The
+    /// first measure starts at `started` (the SYN-ACK's arrival, `tcp_finish_connect`), or
+    /// on a passive open (None) with the segment that completes the handshake
+    /// (`tcp_rcv_state_process`), here the first data segment.
     pub fn establish(
         &mut self,
-        now: Nanos,
+        started: Option<Nanos>,
         advmss: u64,
         timestamps: bool,
         initial_rwnd: Option<u64>,
@@ -166,8 +170,7 @@ impl AutoRcvBuf {
         };
         self.rcv_mss = advmss.min(rcv_wnd / 2).clamp(88, TCP_MSS_DEFAULT);
         self.space = rcv_wnd.min(self.window_clamp).min(TCP_INIT_CWND * advmss);
-        self.space_time = now;
-        self.now = now;
+        self.space_time = started;
         (rcv_wnd, self.window_clamp)
     }
 
@@ -182,6 +185,7 @@ impl AutoRcvBuf {
     /// window clamp's new value when the segment measured a new ratio.
     pub fn on_data(&mut self, seg: DataArrival) -> Option<u64> {
         self.now = seg.now;
+        self.space_time.get_or_insert(seg.now);
         if let Some(tsecr) = seg.tsecr {
             // tcp_rcv_rtt_measure_ts: the echo of our own timestamp times a round trip.
             if self.last_tsecr != Some(tsecr) {
@@ -266,7 +270,8 @@ impl AutoRcvBuf {
     /// exceed the last measure grow the buffer. Returns the new window clamp if it grew.
     pub fn on_read(&mut self, copied_seq: u64, inq: u64) -> Option<u64> {
         let rtt_us = self.rtt_us();
-        if rtt_us == 0 || self.now - self.space_time < rtt_us * 1_000 {
+        let since = self.space_time?;
+        if rtt_us == 0 || self.now - since < rtt_us * 1_000 {
             return None;
         }
         let copied = (copied_seq - self.space_seq).saturating_sub(inq);
@@ -276,7 +281,7 @@ impl AutoRcvBuf {
             None
         };
         self.space_seq = copied_seq;
-        self.space_time = self.now;
+        self.space_time = Some(self.now);
         grown
     }
 
@@ -287,15 +292,16 @@ impl AutoRcvBuf {
     }
 
     /// `tcp_rcvbuf_grow(sk, newval)`: the measure becomes `newval`; the window needed is
-    /// twice it ("DRS is always one RTT late"), plus twice that times the measure's
-    /// relative growth (a sender in slow start doubling), plus what is held out of order;
+    /// twice it ("DRS is always one RTT late"), plus twice (that times the measure's
+    /// relative growth, rounded down: a sender in slow start doubling), plus what is held
+    /// out of order;
     /// the buffer becomes its memory at the measured ratio, up to `tcp_rmem[2]`, and the
     /// window clamp follows the buffer.
     fn grow(&mut self, newval: u64, out_of_order: u64) -> Option<u64> {
         let oldval = std::mem::replace(&mut self.space, newval).max(1);
         let doubled = 2 * newval;
-        let slow_start = 2 * doubled * (newval - oldval.min(newval)) / oldval;
-        let rcvwin = doubled + slow_start + out_of_order;
+        let grow = doubled * (newval - oldval.min(newval)) / oldval;
+        let rcvwin = doubled + 2 * grow + out_of_order;
         let rcvbuf = space_from_win(self.scaling_ratio, rcvwin).min(TCP_RMEM[2]);
         if rcvbuf <= self.sk_rcvbuf {
             return None;
@@ -347,7 +353,7 @@ mod tests {
 
     fn established() -> AutoRcvBuf {
         let mut b = AutoRcvBuf::new();
-        b.establish(0, MSS, true, None);
+        b.establish(Some(0), MSS, true, None);
         b
     }
 
@@ -369,12 +375,15 @@ mod tests {
         // tcp_init_buffer_space: the clamp keeps one segment in reserve; the first round
         // trip is measured against ten segments.
         let mut b = AutoRcvBuf::new();
-        assert_eq!(b.establish(0, MSS, true, None), (45 * MSS, 65_536 - MSS));
+        assert_eq!(
+            b.establish(Some(0), MSS, true, None),
+            (45 * MSS, 65_536 - MSS)
+        );
         assert_eq!(b.space, 10 * MSS);
         assert_eq!(b.rcv_mss, 536);
         // With initrwnd 10 (the linux profile's initial_rwnd), ten segments.
         let mut b = AutoRcvBuf::new();
-        assert_eq!(b.establish(0, MSS, true, Some(10)).0, 10 * MSS);
+        assert_eq!(b.establish(Some(0), MSS, true, Some(10)).0, 10 * MSS);
     }
 
     #[test]
@@ -387,7 +396,7 @@ mod tests {
         assert_eq!(b.on_data(arrival(2 * MS, MSS, None)), None);
         // Without timestamps 1460 B per 1500-byte packet: 162.
         let mut b = AutoRcvBuf::new();
-        b.establish(0, 1460, false, None);
+        b.establish(Some(0), 1460, false, None);
         b.on_data(arrival(MS, 1460, None));
         assert_eq!(b.scaling_ratio, 162);
     }
@@ -415,7 +424,7 @@ mod tests {
         // tcp_rcv_rtt_measure: from the window's offer until rcv_nxt passes its end; only
         // smaller samples count.
         let mut b = AutoRcvBuf::new();
-        b.establish(0, 1460, false, None);
+        b.establish(Some(0), 1460, false, None);
         let at = |now, rcv_nxt| DataArrival {
             tsecr: None,
             rcv_nxt,
@@ -437,14 +446,16 @@ mod tests {
         // (copied − space) / space; sk_rcvbuf = rcvwin × 256 / ratio, window_clamp = its
         // share again.
         let mut b = AutoRcvBuf::new();
-        b.establish(50 * MS, MSS, true, None);
+        // A passive open: the first measure starts with the first data segment.
+        b.establish(None, MSS, true, None);
+        b.on_data(arrival(50 * MS, MSS, None));
         b.on_data(arrival(100 * MS, MSS, Some(0)));
         // Less than a round trip (100 ms) since the start: nothing yet.
         assert_eq!(b.on_read(40 * MSS, 0), None);
         b.on_data(arrival(151 * MS, MSS, Some(51)));
         let copied = 100 * MSS;
         let clamp = b.on_read(copied, 0).unwrap();
-        // Ten times the first round trip's ten segments: 2 × 100 + 4 × 100 × 90 / 10.
+        // Ten times the first round trip's ten segments: 2 × 100 + 2 × (200 × 90 / 10).
         let rcvwin = 200 * MSS + 3_600 * MSS;
         assert_eq!(b.sk_rcvbuf(), rcvwin * 256 / 160);
         assert_eq!(clamp, b.sk_rcvbuf() * 160 / 256);
@@ -463,6 +474,37 @@ mod tests {
         b.on_data(arrival(201 * MS, MSS, Some(1)));
         assert_eq!(b.on_read(30 * MSS, 25 * MSS), None);
         assert_eq!(b.space, 10 * MSS);
+    }
+
+    #[test]
+    fn the_buffer_grows_as_this_kernels_tcp_rcvbuf_grow_tracepoint_showed() {
+        // /sys/kernel/tracing/events/tcp/tcp_rcvbuf_grow on this machine (6.18), the
+        // receiver of 20 Mb/s, 250 ms, no timestamps (1460-byte segments, ratio 162): each
+        // line's (copied, space) and the next line's rcvbuf and window_clamp.
+        let mut b = AutoRcvBuf::new();
+        b.establish(Some(0), 1460, false, Some(10));
+        b.on_data(arrival(MS, 1460, None));
+        assert_eq!(
+            (b.scaling_ratio, b.space, b.window_clamp),
+            (162, 14_600, 82_944)
+        );
+        let kernel = [
+            (16_060, 131_072, 82_944),
+            (29_200, 243_297, 153_961),
+            (58_400, 553_718, 350_399),
+            (116_800, 1_107_437, 700_799),
+            (232_616, 2_193_155, 1_387_855),
+            (467_200, 4_454_731, 2_819_009),
+            (610_280, 4_454_731, 2_819_009),
+        ];
+        for (copied, rcvbuf, clamp) in kernel {
+            b.grow(copied, 0);
+            assert_eq!(
+                (b.sk_rcvbuf, b.window_clamp),
+                (rcvbuf, clamp),
+                "copied {copied}"
+            );
+        }
     }
 
     #[test]

@@ -251,8 +251,12 @@ impl Receiver {
         if let Some(auto) = &mut self.autotune {
             // tcp_select_initial_window and tcp_init_buffer_space: the initial window is
             // rcv_ssthresh, below the clamp.
-            let (rcv_wnd, clamp) =
-                auto.establish(now, self.peer_mss, self.timestamps, self.cfg.initial_rwnd);
+            let (rcv_wnd, clamp) = auto.establish(
+                seg.has_ack.then_some(now),
+                self.peer_mss,
+                self.timestamps,
+                self.cfg.initial_rwnd,
+            );
             self.rcvbuf = clamp;
             self.rcv_ssthresh = rcv_wnd.min(clamp);
         } else if let Some(segments) = self.cfg.initial_rwnd {
