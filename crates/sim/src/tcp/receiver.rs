@@ -358,8 +358,14 @@ impl Receiver {
         self.unread -= n;
         if n > 0 {
             if let Some(auto) = &mut self.autotune {
-                // Linux `tcp_recvmsg_locked` → `tcp_rcv_space_adjust` after each copy.
-                if let Some(clamp) = auto.on_read(self.rcv_nxt - self.unread, self.unread) {
+                // Linux `tcp_recvmsg_locked` calls `tcp_rcv_space_adjust` after each skb
+                // it copies, with what is still queued then; the skbs of one read are
+                // copied at one time, so only the first can start a new measure. A read
+                // that empties a queue a filled hole had released counts that data as
+                // still queued, as the kernel's does.
+                let first = n.min(self.peer_mss);
+                let copied_seq = self.rcv_nxt - self.unread - n + first;
+                if let Some(clamp) = auto.on_read(copied_seq, self.unread + n - first) {
                     self.rcvbuf = clamp;
                 }
             }
@@ -645,6 +651,50 @@ mod tests {
         assert_eq!(r.rcv_wscale, 14);
         assert_eq!(r.advertised_window(), 16_384);
         assert_eq!(r.window_field(), 1);
+    }
+
+    #[test]
+    fn an_autotuned_buffer_does_not_count_a_released_hole_as_read_in_one_round_trip() {
+        // Linux tcp_rcv_space_adjust runs after each skb a read copies, with what is still
+        // queued (inq) subtracted: when a retransmission fills a hole, the first copy sees
+        // the released data as queued and starts a new measure instead of growing the
+        // buffer for it. Forty segments held out of order, then the hole filled, a round
+        // trip (100 ms) after the measure began: the clamp stays where the out-of-order
+        // data put it.
+        let mut r = Receiver::new(ReceiverConfig {
+            rcvbuf: BufferSize::Auto(super::super::Auto::Auto),
+            timestamps: true,
+            ..receiver(false, 0, true).cfg
+        });
+        let ts = |ecr| {
+            Some(Timestamps {
+                val: 1,
+                ecr: timestamp_clock(ecr),
+            })
+        };
+        r.on_segment(
+            0,
+            &Segment {
+                syn: true,
+                wscale_option: Some(7),
+                timestamps: ts(0),
+                ..Segment::default()
+            },
+        );
+        acks(&mut r, 0);
+        let data = |seq: u64| Segment {
+            timestamps: ts(0),
+            ..Segment::data(seq * 1448, 1448, 0, 0)
+        };
+        r.on_segment(100 * MS, &data(0));
+        r.read(u64::MAX);
+        for k in 2..42 {
+            r.on_segment(150 * MS, &data(k));
+        }
+        let held = r.rcvbuf;
+        r.on_segment(250 * MS, &data(1));
+        assert_eq!(r.read(u64::MAX), 41 * 1448);
+        assert_eq!(r.rcvbuf, held);
     }
 
     #[test]
