@@ -119,6 +119,10 @@ def tcp(
         "handshake": True,
         # ns-3 recovers by duplicate ACKs (RFC 6675 with SACK), not RACK-TLP
         "loss_recovery": "classic",
+        # ns-3's receiver sends no D-SACK, and its sender undoes nothing.
+        "dsack": False,
+        "undo": False,
+        "frto": False,
         # The comparison keeps the CUBIC it was validated with (RFC 9438 as written), and
         # ns-3's receiver has neither Linux's quick ACKs nor its window growth.
         "cubic_variant": "rfc9438",

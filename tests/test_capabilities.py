@@ -37,3 +37,23 @@ def test_the_shortcut_still_refuses_what_a_backend_does_not_honour() -> None:
     capabilities.check(plan, "sim")
     with pytest.raises(Unsupported, match=r"hosts\.0\.tcp\.cc"):
         capabilities.check(plan, "model")
+
+
+def test_emu_refuses_undo_false_only_where_linux_could_undo() -> None:
+    # Linux tells a spurious reduction by D-SACKs (with SACK) or timestamps and always
+    # undoes it; with neither it can tell nothing, so undo = false is what it does.
+    def plan(**tcp: object) -> dict:
+        host = {"tcp": {"undo": False, **tcp}}
+        return resolve(
+            validate_spec(
+                {
+                    "hosts": [{"name": "a", **host}, {"name": "b", **host}],
+                    "links": [{"rate": "1Mbps", "delay": "1ms"}],
+                }
+            )
+        )
+
+    with pytest.raises(Unsupported, match=r"hosts\.0\.tcp\.undo: .* set undo = true"):
+        capabilities.check(plan(), "emu")
+    capabilities.check(plan(sack=False, timestamps=False, loss_recovery="classic"), "emu")
+    capabilities.check(plan(), "sim")

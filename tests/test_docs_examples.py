@@ -85,6 +85,7 @@ NOT_RUN: dict[str, str] = {
     "tcplab compare examples/geo-emu.toml --backends sim,emu": _EMU,
     "tcplab compare examples/long-fat-pipe.toml --backends sim,emu": _EMU,
     "tcplab compare examples/rr-emu.toml --backends sim,emu": _EMU,
+    "tcplab compare examples/delay-spike.toml --backends sim,emu": _EMU,
     "tcplab measure server --bind 0.0.0.0 --rcvbuf 64KiB --window 64KiB --count 3": _TWO_MACHINES,
     "tcplab measure client 192.0.2.7 --duration 30s --cc cubic --sndbuf 64KiB": _TWO_MACHINES,
     "tcplab measure client 192.0.2.7 --bytes 10MB --message-size 2048KiB --json > file.json": (

@@ -51,3 +51,24 @@ def test_emu_and_sim_dip_at_the_same_leo_handovers() -> None:
     for run in (sim, emu):
         # The seconds that hold a handover (3 s, 6 s) lose its outage and queue overflow.
         assert run[3] < 0.97 * run[2] and run[6] < 0.97 * run[5], run
+
+
+def test_a_delay_spike_s_spurious_timeout_is_undone_in_sim_and_emu() -> None:
+    """examples/delay-spike.toml: 50 ms of a 600 ms delay stop the ACK clock past the
+    retransmission timer. Linux (tcp_frto = 2, timestamps) finds the timeout spurious on
+    the delayed segments' ACKs and undoes it; so does the simulator's linux profile, and
+    without undo and F-RTO it resends the whole window."""
+    spec = tcplab.load_spec(EXAMPLES / "delay-spike.toml").model_dump(mode="json")
+    spec["duration"] = "5s"
+    runs = {"sim": tcplab.run(spec, backend="sim"), "emu": tcplab.run(spec, backend="emu")}
+    for backend, result in runs.items():
+        assert result.summary["timeouts"] >= 1, backend
+        assert result.summary["retransmits"] < 20, (backend, result.summary["retransmits"])
+    assert runs["emu"].summary["goodput_bps"] == pytest.approx(
+        runs["sim"].summary["goodput_bps"], rel=0.02
+    )
+    for host in spec["hosts"]:
+        host["tcp"].update(undo=False, frto=False)
+    paid = tcplab.run(spec, backend="sim").summary
+    assert paid["retransmits"] > 40
+    assert paid["goodput_bps"] < 0.98 * runs["sim"].summary["goodput_bps"]

@@ -86,6 +86,9 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "cwnd_validation": tcp.cwnd_validation,
         "handshake": tcp.handshake,
         "loss_recovery": tcp.loss_recovery,
+        "dsack": tcp.dsack,
+        "frto": tcp.frto,
+        "undo": tcp.undo,
         "gso": tcp.gso,
         "ecn": profiles.ecn(tcp.ecn, tcp.profile),
     }

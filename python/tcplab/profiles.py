@@ -69,6 +69,11 @@ _LINUX = {
     # net.ipv4.tcp_recovery = 1 (RACK, RFC 8985), tcp_early_retrans = 3 (tail loss probes);
     # tcp_cwnd_reduction() is PRR (RFC 6937)
     "loss_recovery": "rack",
+    # net.ipv4.tcp_dsack = 1; tcp_try_undo_recovery/_partial/_dsack/_loss undo spurious
+    # reductions (no sysctl: always); net.ipv4.tcp_frto = 2 (F-RTO, RFC 5682)
+    "dsack": True,
+    "undo": True,
+    "frto": True,
     # Software GSO is on for every device (NETIF_F_GSO); tcp_tso_autosize sizes buffers to
     # sk_pacing_rate >> sk_pacing_shift (10), tcp_tso_win_divisor = 3, tcp_min_tso_segs = 2
     "gso": True,
@@ -110,6 +115,11 @@ _WINDOWS_9X_NT = {
     # Loss found by three duplicate ACKs (RFC 2581), or with SACK by RFC 2018/6675-style
     # recovery (assumption: no source here describes these stacks' SACK recovery)
     "loss_recovery": "classic",
+    # D-SACK (RFC 2883, 2000), Eifel (RFC 3522, 2003) and F-RTO (RFC 4138, 2005) came after
+    # these stacks (assumption: no source here says they had any of them)
+    "dsack": False,
+    "undo": False,
+    "frto": False,
 }
 
 STACKS: dict[str, StackProfile] = {

@@ -134,6 +134,8 @@ fn sender(tcp: &TcpPlan, seed: u64, name: &str) -> Box<Sender> {
         rto_form: tcp.rto_form,
         cwnd_validation: tcp.cwnd_validation,
         loss_recovery: tcp.loss_recovery,
+        frto: tcp.frto,
+        undo: tcp.undo,
         gso: tcp.gso,
         ecn: tcp.ecn,
         rng: RngStream::new(seed, &format!("{name}.cc")),
@@ -150,6 +152,7 @@ fn receiver(tcp: &TcpPlan) -> Box<Receiver> {
         delayed_ack: tcp.delayed_ack,
         delack_timeout_ns: tcp.delack_timeout_ns,
         quickack: tcp.quickack,
+        dsack: tcp.dsack,
         initial_rwnd: tcp.initial_rwnd,
         ecn: tcp.ecn,
     }))

@@ -130,6 +130,13 @@ pub struct TcpPlan {
     pub handshake: bool,
     /// How a SACK connection finds and repairs losses (`LossRecovery`).
     pub loss_recovery: LossRecovery,
+    /// The receiver reports duplicates in D-SACK blocks (RFC 2883).
+    pub dsack: bool,
+    /// F-RTO (RFC 5682) after a retransmission timeout, with RACK-TLP.
+    pub frto: bool,
+    /// Linux's undo of spurious window reductions (D-SACK, timestamps, F-RTO), with
+    /// RACK-TLP.
+    pub undo: bool,
     /// Linux's GSO buffers and their deferral (tcp/sender/tso.rs).
     pub gso: bool,
     /// ECN (RFC 3168), as Linux's net.ipv4.tcp_ecn.

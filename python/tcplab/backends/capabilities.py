@@ -59,6 +59,8 @@ MODEL_KINDS = ("bulk", "file")
 #   delack_timeout_ns, rto_form: they shape the first round trips or a timer the model's
 #   steady-state bounds and slow-start ramp (with its gamma from delayed ACKs and ABC) do
 #   not include.
+# - dsack, undo, frto: they change what a sender does after a spurious retransmission or
+#   timeout, which the model's loss events (each a real loss) do not include.
 # - loss_recovery: on a path without losses nothing is recovered; with losses PFTK's
 #   timeout term is recovery by duplicate ACKs', so RACK-TLP with SACK is refused there.
 # - sndbuf_accounting: the model's window takes sndbuf as payload either way. With
@@ -74,7 +76,7 @@ IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
 # length.
 MEDIA_HEADER_BYTES = HEADER.size
 # Sysctls of a namespace, which a PEP's two sides therefore share on the emu backend.
-PEP_NAMESPACE_TCP_FIELDS = ("window_scaling", "sack", "timestamps", "ecn")
+PEP_NAMESPACE_TCP_FIELDS = ("window_scaling", "sack", "timestamps", "ecn", "dsack", "frto")
 # The plan fields the emu backend reads; any other is refused there, so that a field added
 # to the plan later is never silently ignored by the real-kernel runs.
 EMU_PLAN_FIELDS = frozenset(
@@ -112,6 +114,9 @@ EMU_TCP_FIELDS = frozenset(
         "nagle_variant",
         "handshake",
         "loss_recovery",
+        "dsack",
+        "frto",
+        "undo",
         "hystart_variant",
         "quickack",
         "initial_rwnd",
@@ -479,6 +484,14 @@ REGISTRY: tuple[Capability, ...] = (
         " sndbuf_accounting = 'payload' cannot be emulated; set sndbuf_accounting = 'linux'"
         " to run this scenario on emu",
         when=lambda at: at.value != "linux",
+    ),
+    only(
+        "tcp.undo",
+        ("sim", "model"),
+        "Linux always undoes a reduction that proves spurious (tcp_try_undo_*, no sysctl),"
+        " which it can tell by D-SACKs or timestamps, so undo = false with sack or timestamps"
+        " on cannot be emulated; set undo = true to run this scenario on emu",
+        when=lambda at: not at.value and (at.holder["sack"] or at.holder["timestamps"]),
     ),
     only(
         "tcp.handshake",

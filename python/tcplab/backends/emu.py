@@ -123,6 +123,9 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
         "net.ipv4.tcp_timestamps": str(int(tcp.get("timestamps", False))),
         # RFC 3168 ECN as the plan's mode names Linux's values.
         "net.ipv4.tcp_ecn": TCP_ECN[str(tcp.get("ecn", "off"))],
+        "net.ipv4.tcp_dsack": str(int(tcp["dsack"])),
+        # 2, the default: SACK-enhanced F-RTO (RFC 5682 section 3.1) when SACK is in use.
+        "net.ipv4.tcp_frto": "2" if tcp["frto"] else "0",
         # No ssthresh or RTT carried over from an earlier connection (tcp(7)).
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_rmem": _mem_sysctl(tcp["rcvbuf"], TCP_RMEM),

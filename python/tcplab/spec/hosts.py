@@ -138,6 +138,25 @@ class Tcp(StrictModel):
         "ACKs (RFC 6675; RFC 5681/6582 without SACK); rack, RACK-TLP (RFC 8985) with "
         "proportional rate reduction (RFC 6937) in Linux's congestion states",
     )
+    dsack: bool = Field(
+        False,
+        description="D-SACK (RFC 2883, Linux's net.ipv4.tcp_dsack): with SACK, the receiver "
+        "reports a segment it already had in the first SACK block of its next ACK",
+    )
+    undo: bool = Field(
+        False,
+        description="undo a window reduction that proves spurious, as Linux does "
+        "(tcp_try_undo_*): when an ACK echoes a timestamp older than the first "
+        "retransmission (RFC 3522) or D-SACKs report every retransmission (RFC 3708), cwnd "
+        "and ssthresh return to what they were; with loss_recovery = 'rack' and SACK",
+    )
+    frto: bool = Field(
+        False,
+        description="F-RTO (RFC 5682 section 3.1, Linux's net.ipv4.tcp_frto): after a "
+        "timeout, send new data before retransmitting more; if the next ACK covers data "
+        "never retransmitted, the timeout was spurious and the reduction is undone; with "
+        "loss_recovery = 'rack' and SACK",
+    )
     gso: bool = Field(
         False,
         description="Linux's GSO buffers: an unpaced sender sends about a millisecond of "

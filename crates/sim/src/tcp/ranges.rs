@@ -76,6 +76,13 @@ impl RangeSet {
         (seq < e).then_some((s, e))
     }
 
+    /// The lowest part of [start, end) already in the set.
+    pub fn first_overlap(&self, start: u64, end: u64) -> Option<(u64, u64)> {
+        let from = self.containing(start).map_or(start, |(s, _)| s);
+        let (&s, &e) = self.ranges.range(from..end).next()?;
+        (e > start).then(|| (s.max(start), e.min(end)))
+    }
+
     /// The lowest range starting at or above `seq`.
     pub fn first_at_or_above(&self, seq: u64) -> Option<(u64, u64)> {
         self.ranges.range(seq..).next().map(|(&s, &e)| (s, e))
@@ -134,6 +141,18 @@ mod tests {
         );
         let s = set(&[(10, 20), (30, 40), (5, 45)]);
         assert_eq!(s.iter().collect::<Vec<_>>(), vec![(5, 45)]);
+    }
+
+    #[test]
+    fn the_first_overlap_is_the_lowest_shared_part() {
+        let mut set = RangeSet::default();
+        set.insert(10, 20);
+        set.insert(30, 40);
+        assert_eq!(set.first_overlap(15, 35), Some((15, 20)));
+        assert_eq!(set.first_overlap(20, 35), Some((30, 35)));
+        assert_eq!(set.first_overlap(5, 10), None);
+        assert_eq!(set.first_overlap(20, 30), None);
+        assert_eq!(set.first_overlap(32, 38), Some((32, 38)));
     }
 
     #[test]

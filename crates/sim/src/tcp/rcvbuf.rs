@@ -543,6 +543,7 @@ mod tests {
             delayed_ack: false,
             delack_timeout_ns: 40 * MS,
             quickack: false,
+            dsack: false,
             initial_rwnd: None,
             ecn: EcnMode::Off,
         });

@@ -32,6 +32,9 @@ pub struct ReceiverConfig {
     /// be acknowledged one by one, so that the peer's slow start is not slowed by delayed
     /// ACKs.
     pub quickack: bool,
+    /// D-SACK (RFC 2883, Linux `net.ipv4.tcp_dsack`): a segment that brings only data
+    /// already received is reported in the first SACK block of the next ACK.
+    pub dsack: bool,
     /// Linux's receive-window growth (`tcp_grow_window`) from this many segments: the
     /// window offered starts there and grows by two segments per data segment received, up
     /// to the buffer; while it grows, every segment is acknowledged at once. None offers
@@ -73,6 +76,9 @@ pub struct Receiver {
     /// each as the range it held then; at most [`MAX_SACK_BLOCKS`], as Linux keeps
     /// (`selective_acks`, TCP_NUM_SACKS).
     recent: VecDeque<(u64, u64)>,
+    /// The duplicate the next ACK reports first (Linux `duplicate_sack[0]`: a later one
+    /// replaces it).
+    duplicate: Option<(u64, u64)>,
     /// Timestamps negotiated, and RFC 7323 §4.3 TS.Recent with Last.ACK.sent.
     timestamps: bool,
     ts_recent: u32,
@@ -117,6 +123,7 @@ impl Receiver {
             ooo: RangeSet::default(),
             sack: false,
             recent: VecDeque::new(),
+            duplicate: None,
             timestamps: false,
             ts_recent: 0,
             last_ack_sent: 0,
@@ -201,6 +208,11 @@ impl Receiver {
             self.autotune_on_data(now, seg, end);
             self.grow_window(u64::from(seg.len));
         }
+        if seg.seq < self.rcv_nxt {
+            // RFC 2883 §4 (1), Linux `tcp_data_queue`: the part below RCV.NXT was a
+            // duplicate.
+            self.report_duplicate(seg.seq, seg.end().min(self.rcv_nxt));
+        }
         if end <= self.rcv_nxt {
             // Old or out-of-window data: RFC 9293 §3.10.7.4 answers with an ACK, and Linux
             // (`tcp_data_queue`) enters quick-ACK mode: the sender is recovering.
@@ -209,6 +221,11 @@ impl Receiver {
         } else if seg.seq > self.rcv_nxt {
             // RFC 5681 §4.2: an out-of-order segment gets an immediate duplicate ACK.
             self.stats.out_of_order += 1;
+            if let Some(held) = self.ooo.first_overlap(seg.seq, end) {
+                // RFC 2883 §4 (2), Linux `tcp_data_queue_ofo`: data already held out of
+                // order; the block holding it follows (it becomes the most recent).
+                self.report_duplicate(held.0, held.1);
+            }
             self.insert_out_of_order(seg.seq, end);
             self.grow_for_out_of_order();
             self.ack_due = AckDue::Now;
@@ -279,6 +296,13 @@ impl Receiver {
         }
     }
 
+    /// Linux `tcp_dsack_set`, with SACK and D-SACK on.
+    fn report_duplicate(&mut self, start: u64, end: u64) {
+        if self.sack && self.cfg.dsack && start < end {
+            self.duplicate = Some((start, end));
+        }
+    }
+
     /// Moves `rcv_nxt` to `end`, then through any held data that is now contiguous.
     fn advance(&mut self, end: u64) {
         let before = self.rcv_nxt;
@@ -291,7 +315,8 @@ impl Receiver {
 
     /// RFC 2018 §4: the first block holds the most recently received segment, the others
     /// repeat the most recently reported blocks, as many distinct ones as fit; each block is
-    /// a whole out-of-order range.
+    /// a whole out-of-order range. A D-SACK block goes before them, in this ACK only (RFC
+    /// 2883 §4; Linux `tcp_options_write` clears `rx_opt.dsack` once written).
     fn attach_sack_blocks(&mut self, seg: &mut Segment) {
         let rcv_nxt = self.rcv_nxt;
         self.recent.retain(|&(_, e)| e > rcv_nxt);
@@ -300,6 +325,10 @@ impl Receiver {
         } else {
             MAX_SACK_BLOCKS
         };
+        if let Some(block) = self.duplicate.take() {
+            seg.sack[0] = block;
+            seg.sack_len = 1;
+        }
         for &(start, _) in &self.recent {
             if usize::from(seg.sack_len) == room {
                 break;
@@ -532,6 +561,7 @@ mod tests {
             delayed_ack,
             delack_timeout_ns: 200 * MS,
             quickack: false,
+            dsack: false,
             initial_rwnd: None,
             ecn: EcnMode::Off,
         })
@@ -978,6 +1008,59 @@ mod tests {
             ack.sack_blocks(),
             &[(3000, 4000), (5000, 6000), (7000, 8000)]
         );
+    }
+
+    fn dsack_receiver() -> Receiver {
+        let mut r = sack_receiver();
+        r.cfg.dsack = true;
+        r
+    }
+
+    #[test]
+    fn a_segment_below_rcv_nxt_is_reported_in_a_dsack_block_once() {
+        // RFC 2883 §4: the first block names the duplicate; the next ACK no longer does.
+        let mut r = dsack_receiver();
+        r.on_segment(MS, &Segment::data(0, 2000, 0, 0));
+        acks(&mut r, MS);
+        r.on_segment(MS, &Segment::data(1000, 1000, 0, 0));
+        let ack = acks(&mut r, MS)[0];
+        assert_eq!((ack.ack, ack.sack_blocks()), (2000, &[(1000, 2000)][..]));
+        r.on_segment(MS, &Segment::data(2000, 1000, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].sack_len, 0);
+    }
+
+    #[test]
+    fn a_segment_straddling_rcv_nxt_reports_only_its_old_part() {
+        // Linux tcp_data_queue: tcp_dsack_set(seq, rcv_nxt), then the new part is queued.
+        let mut r = dsack_receiver();
+        r.on_segment(MS, &Segment::data(0, 1500, 0, 0));
+        r.on_segment(MS, &Segment::data(1000, 1000, 0, 0));
+        let ack = acks(&mut r, MS)[0];
+        assert_eq!((ack.ack, ack.sack_blocks()), (2000, &[(1000, 1500)][..]));
+    }
+
+    #[test]
+    fn a_duplicate_held_out_of_order_is_followed_by_its_block() {
+        // RFC 2883 §4 (2): the D-SACK block, then the block that holds it.
+        let mut r = dsack_receiver();
+        for start in [5000, 1000, 2000] {
+            r.on_segment(MS, &Segment::data(start, 1000, 0, 0));
+            acks(&mut r, MS);
+        }
+        r.on_segment(MS, &Segment::data(5000, 1000, 0, 0));
+        assert_eq!(
+            acks(&mut r, MS)[0].sack_blocks(),
+            &[(5000, 6000), (5000, 6000), (1000, 3000)]
+        );
+    }
+
+    #[test]
+    fn without_dsack_a_duplicate_gets_a_plain_ack() {
+        let mut r = sack_receiver();
+        r.on_segment(MS, &Segment::data(0, 2000, 0, 0));
+        acks(&mut r, MS);
+        r.on_segment(MS, &Segment::data(1000, 1000, 0, 0));
+        assert_eq!(acks(&mut r, MS)[0].sack_len, 0);
     }
 
     #[test]

@@ -601,6 +601,15 @@ impl CongestionControl for Bbr {
         self.lt_bw_sampling(s, &loss);
     }
 
+    /// `bbr_undo_cwnd`: a spurious slow-down restarts the search for the full bandwidth
+    /// and long-term sampling; cwnd stays BBR's own.
+    fn undo_cwnd(&mut self, s: &CcState, _prior_cwnd: u64) -> u64 {
+        self.full_bw = 0.0;
+        self.full_bw_rounds = 0;
+        self.reset_lt_bw_sampling(s);
+        s.cwnd
+    }
+
     fn on_rate_sample(&mut self, s: &CcState, rs: &RateSample) -> Option<u64> {
         if !self.started {
             // Linux's `bbr_init` at the end of the handshake.

@@ -141,6 +141,11 @@ pub trait CongestionControl {
     fn on_ack(&mut self, s: &CcState, acked: u64) -> u64;
     /// The retransmission timer expired.
     fn on_timeout(&mut self, _s: &CcState) {}
+    /// cwnd after a reduction proved spurious (Linux `undo_cwnd`); `prior_cwnd` is cwnd
+    /// when the reduction began. Reno's and CUBIC's (`tcp_reno_undo_cwnd`): the larger.
+    fn undo_cwnd(&mut self, s: &CcState, prior_cwnd: u64) -> u64 {
+        s.cwnd.max(prior_cwnd)
+    }
     /// A model-based algorithm sees every delivery-rate sample, in recovery too, and
     /// returns the cwnd to use instead of what loss recovery set; others return None.
     fn on_rate_sample(&mut self, _s: &CcState, _rs: &RateSample) -> Option<u64> {

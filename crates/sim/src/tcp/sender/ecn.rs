@@ -79,6 +79,8 @@ mod tests {
             rto_form: RtoForm::Rfc6298,
             cwnd_validation: false,
             loss_recovery,
+            frto: false,
+            undo: false,
             gso: false,
             ecn,
             rng: crate::engine::RngStream::new(1, "test"),
@@ -95,6 +97,7 @@ mod tests {
             delayed_ack: false,
             delack_timeout_ns: 0,
             quickack: false,
+            dsack: false,
             initial_rwnd: None,
             ecn,
         })

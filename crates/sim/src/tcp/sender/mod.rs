@@ -13,6 +13,7 @@ mod rtx_queue;
 mod sack_recovery;
 mod sndbuf;
 pub(crate) mod tso;
+mod undo;
 
 use std::collections::VecDeque;
 
@@ -35,6 +36,7 @@ use rtx_queue::TxRate;
 use sndbuf::{SendBuffer, Seqs};
 pub use sndbuf::{SndbufAccounting, TCP_WMEM};
 pub(crate) use sndbuf::{SKB_SHARED_INFO_TRUESIZE, SK_BUFF_TRUESIZE, TCP_MSS_DEFAULT};
+use undo::{AfterAck, Undo};
 
 /// RFC 5681 §3.2: the third duplicate ACK signals a loss.
 const DUPACK_THRESHOLD: u32 = 3;
@@ -102,6 +104,10 @@ pub struct SenderConfig {
     /// RFC 7661 congestion window validation (see `is_cwnd_limited`).
     pub cwnd_validation: bool,
     pub loss_recovery: LossRecovery,
+    /// F-RTO (RFC 5682) after a timeout, with RACK-TLP (`undo.rs`).
+    pub frto: bool,
+    /// Linux's undo of spurious reductions, with RACK-TLP (`undo.rs`).
+    pub undo: bool,
     /// Linux's GSO buffers and their deferral (`tso.rs`) for a sender that does not pace.
     pub gso: bool,
     /// ECN (RFC 3168): requested on our SYN when this asks for it.
@@ -235,6 +241,8 @@ pub struct Sender {
     probe_timer: Option<Nanos>,
     probe: Option<Probe>,
     consecutive_timeouts: u32,
+    /// What undoing a spurious reduction needs (`undo.rs`).
+    undo: Undo,
     /// ECN negotiated (our SYN asked, the SYN-ACK agreed: RFC 3168 §6.1.1); CWR owed on
     /// the next new data; and, outside RACK's congestion states, the `snd_max` before
     /// which no further ECE reduces the window (one reduction per window, §6.1.2).
@@ -319,6 +327,7 @@ impl Sender {
             probe_timer: None,
             probe: None,
             consecutive_timeouts: 0,
+            undo: Undo::default(),
             ecn_ok: false,
             cwr_pending: false,
             ece_window_end: 0,
@@ -557,7 +566,16 @@ impl Sender {
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         let rack = self.rack_mode();
         if rack {
-            self.resend_lost(now, out);
+            match std::mem::take(&mut self.undo.after_ack) {
+                AfterAck::Lost => self.resend_lost(now, out),
+                AfterAck::NewData => {
+                    self.send_new(now, out);
+                    if !self.new_data_went() {
+                        self.resend_lost(now, out);
+                    }
+                }
+                AfterAck::NoRetransmission => {}
+            }
         }
         let sent_before = self.snd_max;
         self.send_new(now, out);
@@ -842,7 +860,7 @@ impl Sender {
         self.last_window_field = seg.window;
         self.max_rwnd = self.max_rwnd.max(self.rwnd);
         if self.rack_mode() {
-            self.on_ack_rack(now, seg);
+            self.on_ack_rack(now, seg, window_changed);
             self.apply_rate_sample(now);
             return;
         }

@@ -6,9 +6,11 @@
 use super::rtx_queue::{Delivery, RtxQueue};
 use crate::engine::Nanos;
 
-/// Linux `tcp_rack_reo_wnd` caps the reordering-window multiplier (RFC 8985 §6.2 step 4
-/// grows it on DSACKs; tcplab's receiver sends none, so it stays 1).
-const REO_WND_STEPS: u64 = 1;
+/// Linux TCP_RACK_RECOVERY_THRESH: how many recoveries a reordering window widened by
+/// D-SACKs stays wide (RFC 8985 §6.2 step 4).
+const RECOVERY_THRESH: u8 = 16;
+/// Linux caps `reo_wnd_steps` at 0xFF.
+const MAX_REO_WND_STEPS: u64 = 255;
 
 #[derive(Debug, Default, Clone)]
 pub struct Rack {
@@ -24,6 +26,14 @@ pub struct Rack {
     /// One past the highest byte delivered out of order (SACKed), for reordering
     /// detection.
     highest_sacked: u64,
+    /// RFC 8985 §6.2 step 4 (Linux `reo_wnd_steps`, less one; `dsack_seen`,
+    /// `last_delivered`, `reo_wnd_persist`): the reordering window is min_rtt/4 times the
+    /// steps, one step more per round trip with a D-SACK after reordering was seen, back
+    /// to one after that many recoveries without one.
+    extra_steps: u64,
+    dsack_seen: bool,
+    last_delivered: u64,
+    persist: u8,
 }
 
 /// Where loss detection leaves the connection.
@@ -44,19 +54,20 @@ impl Rack {
     /// RFC 8985 §6.2 step 2 (Linux `tcp_rack_advance`): the delivered segment becomes
     /// RACK's reference if it was sent later than the current one. A retransmitted
     /// segment acknowledged sooner than the minimum RTT was probably delivered by its
-    /// original transmission, so it gives no reference.
+    /// original transmission, so it gives nothing. As Linux, every other delivery sets
+    /// RACK.rtt, whether or not it moves the reference: the ACK's last one counts, so a
+    /// late original's long RTT keeps what was sent after it from being judged lost.
     pub fn advance(&mut self, d: Delivery, now: Nanos, min_rtt: Nanos) {
         let rtt = now.saturating_sub(d.sent_at);
         if d.ever_retrans && rtt < min_rtt {
             return;
         }
-        if self.xmit_ts != 0 && !sent_after(d.sent_at, self.xmit_ts, d.end, self.end_seq) {
-            return;
-        }
         self.rtt = rtt;
-        self.xmit_ts = d.sent_at;
-        self.end_seq = d.end;
         self.advanced = true;
+        if self.xmit_ts == 0 || sent_after(d.sent_at, self.xmit_ts, d.end, self.end_seq) {
+            self.xmit_ts = d.sent_at;
+            self.end_seq = d.end;
+        }
     }
 
     /// RFC 8985 §6.2 step 3 (Linux `tcp_sacktag_one`, `tcp_check_sack_reordering`): a
@@ -104,7 +115,56 @@ impl Rack {
         if !self.reordering_seen && (recovering || sacked_segments >= 3) {
             return 0;
         }
-        (min_rtt / 4 * REO_WND_STEPS).min(srtt)
+        (min_rtt / 4 * (1 + self.extra_steps)).min(srtt)
+    }
+
+    /// Linux `tcp_dsack_seen`: a D-SACK widens the window only once reordering has been
+    /// seen, and never for a tail loss probe's (timer-driven, not RACK's) retransmission.
+    pub fn note_dsack(&mut self, for_probe: bool) {
+        if self.reordering_seen && !for_probe {
+            self.dsack_seen = true;
+        }
+    }
+
+    /// Reordering shown otherwise (Linux `tcp_check_sack_reordering`: a hole filled by the
+    /// original transmission, per the echoed timestamp).
+    pub fn saw_reordering(&mut self) {
+        self.reordering_seen = true;
+    }
+
+    /// Linux `tcp_rack_update_reo_wnd`, once per ACK with the delivered count when the
+    /// newest delivered segment was sent (0: none) and now: one step per round trip
+    /// with D-SACKs.
+    pub fn update_reo_wnd(&mut self, prior_delivered: u64, delivered: u64) {
+        if prior_delivered == 0 {
+            return;
+        }
+        if prior_delivered < self.last_delivered {
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.extra_steps = (self.extra_steps + 1).min(MAX_REO_WND_STEPS - 1);
+            self.dsack_seen = false;
+            self.last_delivered = delivered;
+            self.persist = RECOVERY_THRESH;
+        } else if self.persist == 0 {
+            self.extra_steps = 0;
+        }
+    }
+
+    /// A recovery ended without undo (Linux `tcp_try_undo_recovery`): one fewer to go.
+    pub fn recovery_not_undone(&mut self) {
+        self.persist = self.persist.saturating_sub(1);
+    }
+
+    /// A recovery undone by D-SACKs (Linux `tcp_try_undo_dsack`).
+    pub fn recovery_undone_by_dsack(&mut self) {
+        self.persist = (self.persist + 1).min(RECOVERY_THRESH);
+    }
+
+    /// After an undo, loss detection looks at the queue again (Linux sets `rack.advanced`).
+    pub fn force_detection(&mut self) {
+        self.advanced = true;
     }
 
     /// RFC 8985 §6.2 step 5 (Linux `tcp_rack_detect_loss`), run when a delivery advanced
@@ -246,6 +306,58 @@ mod tests {
         let prior = rack.highest_sacked();
         rack.note_acked(delivery(1000), prior);
         assert_eq!(rack.reo_wnd(true, 5, 40 * MS, 50 * MS), 10 * MS);
+    }
+
+    #[test]
+    fn every_delivery_sets_the_rtt_but_only_a_later_one_moves_the_reference() {
+        // Linux tcp_rack_advance sets rack.rtt_us before it compares send times: a late
+        // original acknowledged after a newer segment leaves its long RTT.
+        let mut rack = Rack::default();
+        let newer = Delivery {
+            sent_at: 300 * MS,
+            ..delivery(5000)
+        };
+        rack.advance(newer, 350 * MS, 40 * MS);
+        rack.advance(delivery(1000), 450 * MS, 40 * MS);
+        assert_eq!(
+            (rack.rtt, rack.xmit_ts, rack.end_seq),
+            (450 * MS, 300 * MS, 5000)
+        );
+    }
+
+    #[test]
+    fn dsacks_after_reordering_widen_the_window_a_step_per_round_trip() {
+        // RFC 8985 §6.2 step 4, Linux tcp_rack_update_reo_wnd: min_rtt/4 per step, at most
+        // the smoothed RTT; a second D-SACK within the same round trip adds nothing.
+        let mut rack = Rack::default();
+        rack.note_dsack(false);
+        rack.update_reo_wnd(1, 10);
+        assert_eq!(rack.reo_wnd(false, 0, 40 * MS, 50 * MS), 10 * MS);
+        rack.saw_reordering();
+        rack.note_dsack(true);
+        rack.update_reo_wnd(1, 10);
+        assert_eq!(rack.reo_wnd(false, 0, 40 * MS, 50 * MS), 10 * MS);
+        rack.note_dsack(false);
+        rack.update_reo_wnd(5, 10);
+        assert_eq!(rack.reo_wnd(false, 0, 40 * MS, 50 * MS), 20 * MS);
+        rack.note_dsack(false);
+        rack.update_reo_wnd(8, 12);
+        assert_eq!(rack.reo_wnd(false, 0, 40 * MS, 50 * MS), 20 * MS);
+        rack.note_dsack(false);
+        rack.update_reo_wnd(10, 20);
+        rack.note_dsack(false);
+        rack.update_reo_wnd(20, 30);
+        assert_eq!(rack.reo_wnd(false, 0, 40 * MS, 50 * MS), 40 * MS);
+        rack.note_dsack(false);
+        rack.update_reo_wnd(30, 40);
+        assert_eq!(rack.reo_wnd(false, 0, 40 * MS, 50 * MS), 50 * MS);
+        // Sixteen recoveries without undo, then back to one step.
+        for _ in 0..16 {
+            rack.update_reo_wnd(40, 50);
+            rack.recovery_not_undone();
+        }
+        rack.update_reo_wnd(40, 50);
+        assert_eq!(rack.reo_wnd(false, 0, 40 * MS, 50 * MS), 10 * MS);
     }
 
     fn delivery(end: u64) -> Delivery {

@@ -16,10 +16,11 @@
 
 use super::prr::Prr;
 use super::rtx_queue::Delivery;
+use super::undo::{echoes_before, AckFacts, AfterAck};
 use super::{CaState, Sender};
 use crate::engine::Nanos;
 use crate::tcp::cc::{CcState, RateSample};
-use crate::tcp::Segment;
+use crate::tcp::{timestamp_clock, Segment};
 
 /// Linux TCP_TIMEOUT_MIN_US: the probe timeout's allowance for a delayed ACK when more than
 /// one segment is outstanding.
@@ -28,8 +29,8 @@ const TLP_MIN_EXTRA_NS: Nanos = 2_000_000; /* 2 ms */
 /// The tail loss probe in flight (RFC 8985 §7.4, Linux `tlp_high_seq`, `tlp_retrans`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Probe {
-    high_seq: u64,
-    retransmission: bool,
+    pub(super) high_seq: u64,
+    pub(super) retransmission: bool,
 }
 
 impl Sender {
@@ -42,13 +43,20 @@ impl Sender {
         bytes.div_ceil(self.mss)
     }
 
-    pub(super) fn on_ack_rack(&mut self, now: Nanos, seg: &Segment) {
+    pub(super) fn on_ack_rack(&mut self, now: Nanos, seg: &Segment, window_changed: bool) {
         let min_rtt = self.rto.min_rtt().unwrap_or(0);
         let prior_in_flight = self.rtx.in_flight();
         let lost_before = self.rtx.lost_total;
+        self.undo.after_ack = AfterAck::Lost;
+        let dsack = self.take_dsack(seg, self.snd_una);
         // The delivered record sent last, cumulatively acknowledged or SACKed, whose rate
         // state gives the ACK's delivery-rate sample (Linux `tcp_rate_skb_delivered`).
         let mut newest: Option<Delivery> = None;
+        // Data never retransmitted, sent before `high_seq`, got through (F-RTO step 3b).
+        let mut original_delivered = false;
+        let high_seq = self.high_seq;
+        let mut original = |d: Delivery| original_delivered |= !d.ever_retrans && d.end <= high_seq;
+        let echoed = self.echoed(seg);
         let (rtx, rack) = (&mut self.rtx, &mut self.rack);
         let sacked_before = rtx.sacked_bytes();
         let prior_highest_sacked = rack.highest_sacked();
@@ -56,17 +64,23 @@ impl Sender {
             rack.note_sacked(d);
             rack.advance(d, now, min_rtt);
             newest = sent_later(newest, d);
+            original(d);
         });
         let cumulative = seg.ack.max(self.snd_una);
         let sacked_mid = rtx.sacked_bytes();
         rtx.acknowledge(cumulative, |d| {
             rack.note_acked(d, prior_highest_sacked);
-            rack.advance(d, now, min_rtt);
+            // Linux `tcp_skb_spurious_retrans`: a resent segment whose ACK echoes a time
+            // before it was resent was delivered by an earlier transmission.
+            if !(d.ever_retrans && echoes_before(echoed, timestamp_clock(d.sent_at))) {
+                rack.advance(d, now, min_rtt);
+            }
             newest = sent_later(newest, d);
+            original(d);
         });
         let sacked_covered = sacked_mid - rtx.sacked_bytes();
         debug_assert!(sacked_mid == sacked_before + newly_sacked);
-        let delivered = newly_sacked + (cumulative - self.snd_una) - sacked_covered;
+        let delivered = newly_sacked + (cumulative - self.snd_una) - sacked_covered + dsack.bytes;
         self.take_rtt_sample(now, seg, delivered);
         // Every ACK gives the algorithm a sample (Linux `tcp_rate_gen`): an invalid one
         // when nothing delivered carried rate state, with what was acknowledged and lost.
@@ -78,6 +92,9 @@ impl Sender {
             _ => RateSample::invalid(self.delivered, delivered, prior_in_flight),
         };
 
+        self.rack
+            .update_reo_wnd(newest.map_or(0, |d| d.tx.delivered), self.delivered);
+
         let una_advanced = seg.ack > self.snd_una;
         if una_advanced {
             self.snd_una = seg.ack;
@@ -86,10 +103,22 @@ impl Sender {
             self.consecutive_timeouts = 0;
             self.restart_timer(now);
         }
-        self.leave_finished_state();
+        let facts = AckFacts {
+            una_advanced,
+            original_delivered,
+            data_sacked: newly_sacked > 0,
+            duplicate: !una_advanced && !window_changed && dsack.bytes == 0 && seg.len == 0,
+        };
+        self.note_ack_for_undo(seg);
+        if self.ca_state == CaState::Loss {
+            self.process_loss(now, seg, facts);
+        } else {
+            self.leave_finished_state(now, seg);
+        }
+        self.try_undo_on_ack(now, seg, facts);
 
         let mut newly_lost = 0;
-        if self.rack.advanced() {
+        if self.rack.advanced() && self.undo.after_ack != AfterAck::NoRetransmission {
             let reo_wnd = self.reo_wnd();
             let detection = self.rack.detect_loss(&mut self.rtx, now, reo_wnd);
             newly_lost = detection.newly_lost;
@@ -97,14 +126,15 @@ impl Sender {
         }
         sample.losses = self.rtx.lost_total - lost_before;
         self.rate_sample = Some(sample);
-        self.process_probe_ack(now, seg.ack, una_advanced, newly_sacked);
+        self.process_probe_ack(now, seg.ack, una_advanced, newly_sacked, dsack.for_probe);
         if matches!(
             self.ca_state,
             CaState::Open | CaState::Disorder | CaState::Cwr
         ) {
             if self.rtx.lost_bytes() > 0 {
-                self.enter_rack_recovery(now);
+                self.enter_rack_recovery(now, seg.ece);
             } else if self.ca_state != CaState::Cwr {
+                self.forget_retransmission_stamp();
                 if self.ecn_ok && seg.ece && !self.cc.sets_cwnd_itself() {
                     self.enter_cwr(now);
                 } else {
@@ -136,19 +166,22 @@ impl Sender {
         }
     }
 
-    /// Linux `tcp_fastretrans_alert` step D: Recovery, Loss and CWR end once the
-    /// cumulative ACK passes `high_seq`; Recovery and CWR then set cwnd to ssthresh
-    /// (`tcp_end_cwnd_reduction`), Loss keeps what slow start regrew.
-    fn leave_finished_state(&mut self) {
+    /// Linux `tcp_fastretrans_alert` step D: Recovery and CWR end once the cumulative ACK
+    /// passes `high_seq` and set cwnd to ssthresh (`tcp_end_cwnd_reduction`), unless
+    /// Recovery proves spurious and is undone (Loss ends in `process_loss`).
+    fn leave_finished_state(&mut self, now: Nanos, seg: &Segment) {
         let done = match self.ca_state {
-            CaState::Recovery | CaState::Loss => self.snd_una >= self.high_seq,
+            CaState::Recovery => self.snd_una >= self.high_seq,
             CaState::Cwr => self.snd_una > self.high_seq,
-            CaState::Open | CaState::Disorder => false,
+            CaState::Open | CaState::Disorder | CaState::Loss => false,
         };
         if !done {
             return;
         }
-        if self.ca_state != CaState::Loss
+        if self.ca_state == CaState::Recovery {
+            self.try_undo_recovery(now, seg);
+        }
+        if (self.ca_state == CaState::Cwr || self.reduction_stands())
             && self.ssthresh != u64::MAX
             && !self.cc.sets_cwnd_itself()
         {
@@ -158,7 +191,7 @@ impl Sender {
         self.in_recovery = false;
     }
 
-    fn open_or_disorder(&self) -> CaState {
+    pub(super) fn open_or_disorder(&self) -> CaState {
         if self.rtx.sacked_bytes() + self.rtx.lost_bytes() + self.rtx.retrans_bytes() > 0 {
             CaState::Disorder
         } else {
@@ -184,6 +217,7 @@ impl Sender {
         };
         self.reduce_ssthresh(&state);
         self.prr = Prr::start(self.segments(self.cwnd));
+        self.undo.prior_cwnd = self.cwnd;
         self.probe = None;
         self.note_reduction();
     }
@@ -193,6 +227,7 @@ impl Sender {
     /// acknowledged.
     fn enter_cwr(&mut self, now: Nanos) {
         self.stats.ecn_reductions += 1;
+        self.forbid_undo();
         self.start_cwnd_reduction(now);
         self.ca_state = CaState::Cwr;
         self.high_seq = self.snd_max;
@@ -208,9 +243,17 @@ impl Sender {
         }
     }
 
-    /// Linux `tcp_enter_recovery`: a reduction unless one is already under way (CWR).
-    fn enter_rack_recovery(&mut self, now: Nanos) {
-        if self.ca_state != CaState::Cwr {
+    /// Linux `tcp_enter_recovery`: a reduction unless one is already under way (CWR),
+    /// undoable unless it is one or an ECN echo came with the ACK.
+    fn enter_rack_recovery(&mut self, now: Nanos, ece: bool) {
+        let reducing = self.ca_state == CaState::Cwr;
+        let prior_ssthresh = if reducing || ece {
+            0
+        } else {
+            self.current_ssthresh()
+        };
+        self.init_undo(prior_ssthresh);
+        if !reducing {
             self.start_cwnd_reduction(now);
         }
         self.stats.fast_retransmits += 1;
@@ -227,6 +270,7 @@ impl Sender {
                 return;
             }
             self.retransmit(now, r.start, r.end, out);
+            self.note_retransmission(now, r.len());
             if r.start == self.snd_una {
                 self.rearm_for_head_retransmission(now);
             }
@@ -305,16 +349,23 @@ impl Sender {
     }
 
     /// Linux `tcp_process_tlp_ack`: an ACK past the probe of a retransmission means the
-    /// probe repaired a loss, so cwnd is reduced once (CWR); a duplicate ACK for it means
-    /// the original arrived too, and nothing was lost.
-    fn process_probe_ack(&mut self, now: Nanos, ack: u64, una_advanced: bool, newly_sacked: u64) {
+    /// probe repaired a loss, so cwnd is reduced once (CWR); a D-SACK for it, or a
+    /// duplicate ACK, means the original arrived too, and nothing was lost.
+    fn process_probe_ack(
+        &mut self,
+        now: Nanos,
+        ack: u64,
+        una_advanced: bool,
+        newly_sacked: u64,
+        dsacked: bool,
+    ) {
         let Some(probe) = self.probe else {
             return;
         };
         if ack < probe.high_seq {
             return;
         }
-        if !probe.retransmission {
+        if !probe.retransmission || dsacked {
             self.probe = None;
         } else if ack > probe.high_seq {
             self.start_cwnd_reduction(now);
@@ -336,7 +387,7 @@ impl Sender {
         self.reo_timer = detection.timer;
         if self.rtx.in_flight() != before {
             if self.ca_state != CaState::Recovery {
-                self.enter_rack_recovery(now);
+                self.enter_rack_recovery(now, false);
                 // An algorithm that sets cwnd itself does so on the next ACK.
                 let prr = (!self.cc.sets_cwnd_itself()).then(|| {
                     self.prr.cwnd(
@@ -362,6 +413,8 @@ impl Sender {
     /// head is resent at once.
     pub(super) fn on_rto_rack(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         self.stats.timeouts += 1;
+        let prior_ssthresh = self.current_ssthresh();
+        let new_recovery = self.ca_state < CaState::Recovery;
         let reduced_already = match self.ca_state {
             CaState::Open | CaState::Disorder => false,
             CaState::Loss => self.consecutive_timeouts > 0,
@@ -376,8 +429,9 @@ impl Sender {
             self.note_reduction();
         }
         self.cc.on_timeout(&state);
-        self.consecutive_timeouts += 1;
         self.rtx.mark_lost_on_timeout(now, self.rack.rtt);
+        self.start_loss_undo((!reduced_already).then_some(prior_ssthresh), new_recovery);
+        self.consecutive_timeouts += 1;
         self.cwnd = self.rtx.in_flight() + self.mss;
         self.ca_state = CaState::Loss;
         self.in_recovery = false;
@@ -387,6 +441,7 @@ impl Sender {
         self.reo_timer = None;
         if let Some(head) = self.rtx.next_to_resend() {
             self.retransmit(now, head.start, head.end, out);
+            self.note_retransmission(now, head.len());
         }
         self.timer = Some(now + self.rto.rto());
     }

@@ -237,6 +237,31 @@ impl RtxQueue {
         }
     }
 
+    /// A spurious reduction is undone with its loss marks (Linux `tcp_undo_cwnd_reduction`
+    /// with `unmark_loss`): nothing is presumed lost any more, and nothing is to be resent.
+    pub fn unmark_lost(&mut self) {
+        if self.lost == 0 {
+            return;
+        }
+        for r in self.records.iter_mut().filter(|r| r.lost) {
+            r.lost = false;
+        }
+        self.lost = 0;
+        self.to_resend.clear();
+    }
+
+    /// Segments of `mss` bytes in [start, end) whose records were ever retransmitted: what a
+    /// D-SACK for that range may show to have been sent twice (Linux `tcp_sacktag_one`).
+    pub fn retransmitted_segments_in(&self, start: u64, end: u64, mss: u64) -> u64 {
+        let first = self.records.partition_point(|r| r.end <= start);
+        self.records
+            .range(first..)
+            .take_while(|r| r.start < end)
+            .filter(|r| r.ever_retrans)
+            .map(|r| r.len().div_ceil(mss))
+            .sum()
+    }
+
     /// The cumulative ACK reached `ack`: drops the records it covers and reports each that
     /// was not SACKed before.
     pub fn acknowledge(&mut self, ack: u64, mut delivered: impl FnMut(Delivery)) {
@@ -513,6 +538,21 @@ mod tests {
             q.newest_candidate_before(9, 0).map(|r| r.start),
             Some(8 * MSS)
         );
+    }
+
+    #[test]
+    fn unmarking_forgets_every_loss_and_every_pending_resend() {
+        let mut q = ten();
+        q.mark_lost(0);
+        q.mark_lost(3000);
+        q.resent(0, 5, TxRate::default());
+        q.unmark_lost();
+        assert_eq!(q.lost_bytes(), 0);
+        assert!(q.next_to_resend().is_none());
+        // The retransmission sent is still in flight.
+        assert_eq!(q.in_flight(), 10 * MSS + MSS);
+        assert_eq!(q.retransmitted_segments_in(0, 10 * MSS, MSS), 1);
+        assert_eq!(q.retransmitted_segments_in(MSS, 10 * MSS, MSS), 0);
     }
 
     #[test]

@@ -28,6 +28,8 @@ fn config() -> SenderConfig {
         rto_form: crate::tcp::RtoForm::Rfc6298,
         cwnd_validation: true,
         loss_recovery: LossRecovery::Classic,
+        frto: false,
+        undo: false,
         gso: false,
         ecn: crate::tcp::EcnMode::Off,
         rng: crate::engine::RngStream::new(1, "test"),
@@ -130,6 +132,7 @@ fn opening_without_a_handshake_negotiates_as_the_syns_would_and_measures_nothing
         delayed_ack: false,
         delack_timeout_ns: 0,
         quickack: false,
+        dsack: false,
         initial_rwnd: None,
         ecn: crate::tcp::EcnMode::Off,
     });
@@ -954,6 +957,127 @@ fn a_timeout_with_rack_marks_everything_lost_and_restarts_from_one_segment() {
     // flight (Linux tcp_mark_skb_lost keeps SACKED_RETRANS on a segment first marked
     // lost): cwnd = 1 + 1 segments.
     assert_eq!(s.cwnd(), 2 * MSS);
+}
+
+// ---- undo of spurious reductions (undo = true, frto) ------------------------------------
+
+/// A RACK-TLP sender that undoes spurious reductions (with F-RTO if asked), timestamps on
+/// if asked; ten segments sent at 100 ms (100 ms RTT), a megabyte written.
+fn undo_sender(timestamps: bool, undo: bool, frto: bool) -> Sender {
+    let mut s = Sender::new(SenderConfig {
+        sack: true,
+        initial_window: 10,
+        loss_recovery: LossRecovery::Rack,
+        timestamps,
+        undo,
+        frto,
+        ..config()
+    });
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    let syn_ack = Segment {
+        syn: true,
+        has_ack: true,
+        window: 64_000,
+        mss_option: Some(MSS as u16),
+        sack_permitted: true,
+        timestamps: timestamps.then_some(Timestamps { val: 1, ecr: 0 }),
+        ..Segment::default()
+    };
+    s.on_segment(100 * MS, &syn_ack, &mut out);
+    s.write(1_000_000);
+    s.try_send(100 * MS, &mut out);
+    s
+}
+
+/// The probe at 302 ms sends an eleventh segment; the timer expires at 400 ms and resends
+/// the first. Returns that resend.
+fn time_out(s: &mut Sender) -> Vec<Segment> {
+    let mut out = Vec::new();
+    s.on_timer(302 * MS, &mut out);
+    out.clear();
+    s.on_timer(400 * MS, &mut out);
+    assert_eq!(s.stats.timeouts, 1);
+    assert_eq!(s.ca_state, CaState::Loss);
+    out
+}
+
+/// An ACK at `now_ms` of the first two segments' original transmissions (sent at 100 ms):
+/// the path only delayed them.
+fn late_originals_acked(s: &mut Sender, now_ms: u64) -> Vec<Segment> {
+    let mut seg = Segment::pure_ack(2 * s.mss, 64_000);
+    seg.timestamps = s.timestamps.then_some(Timestamps { val: 2, ecr: 100 });
+    let mut out = Vec::new();
+    s.on_segment(now_ms * MS, &seg, &mut out);
+    out
+}
+
+#[test]
+fn frto_finds_a_timeout_spurious_when_data_never_resent_is_acknowledged() {
+    // RFC 5682 §3.1 step 3b (Linux tcp_process_loss, FLAG_ORIG_SACK_ACKED): the ACK covers
+    // a segment sent once, so not everything in flight was lost. The reduction is undone
+    // (cwnd back to the ten segments before the timeout) and nothing more is resent.
+    let mut s = undo_sender(false, true, true);
+    time_out(&mut s);
+    let out = late_originals_acked(&mut s, 450);
+    assert!(out.iter().all(|seg| !seg.retransmission));
+    assert!(!out.is_empty());
+    assert_eq!(s.ca_state, CaState::Open);
+    assert!(s.cwnd() >= 10 * MSS);
+    assert_eq!(s.ssthresh(), u64::MAX);
+}
+
+#[test]
+fn without_frto_or_undo_the_timeout_resends_what_it_marked_lost() {
+    let mut s = undo_sender(false, false, false);
+    time_out(&mut s);
+    let out = late_originals_acked(&mut s, 450);
+    assert!(resent(&out, 2 * MSS));
+    assert_eq!(s.ca_state, CaState::Loss);
+    assert!(s.cwnd() < 10 * MSS);
+}
+
+#[test]
+fn an_echo_from_before_the_first_retransmission_undoes_the_timeout() {
+    // RFC 3522 (Linux tcp_packet_delayed, tcp_try_undo_loss): the ACK echoes the
+    // originals' timestamp (100 ms), older than the timeout's retransmission (400 ms).
+    let mut s = undo_sender(true, true, false);
+    time_out(&mut s);
+    let out = late_originals_acked(&mut s, 450);
+    assert!(out.iter().all(|seg| !seg.retransmission));
+    assert_eq!(s.ca_state, CaState::Open);
+    assert!(s.cwnd() >= 10 * s.mss);
+}
+
+#[test]
+fn dsacks_for_every_retransmission_undo_a_fast_recovery() {
+    // RFC 3708 §3 (Linux tcp_try_undo_dsack): three segments SACKed above the first start
+    // a recovery that resends it and halves ssthresh; the original then fills the hole and
+    // the resend comes back reported in a D-SACK block: ssthresh and cwnd are restored.
+    let mut s = undo_sender(false, true, true);
+    for end in 2..=4 {
+        sack_ack(&mut s, 200, 0, &[(MSS, end * MSS)]);
+    }
+    assert_eq!(s.ca_state, CaState::Recovery);
+    assert_eq!(s.ssthresh(), 5 * MSS);
+    sack_ack(&mut s, 201, 4 * MSS, &[]);
+    assert_eq!(s.ca_state, CaState::Recovery);
+    sack_ack(&mut s, 202, 4 * MSS, &[(0, MSS)]);
+    assert_ne!(s.ca_state, CaState::Recovery);
+    assert_eq!(s.ssthresh(), u64::MAX);
+    assert!(s.cwnd() >= 10 * MSS);
+}
+
+#[test]
+fn a_dsack_for_a_segment_never_resent_is_dubious_and_undoes_nothing() {
+    // Linux tcp_dsack_seen: more duplicates reported than were ever resent.
+    let mut s = undo_sender(false, true, true);
+    for end in 2..=4 {
+        sack_ack(&mut s, 200, 0, &[(MSS, end * MSS)]);
+    }
+    sack_ack(&mut s, 201, 4 * MSS, &[(MSS, 3 * MSS)]);
+    assert_eq!(s.ca_state, CaState::Recovery);
+    assert_eq!(s.ssthresh(), 5 * MSS);
 }
 
 // ---- GSO buffers (gso = true) -----------------------------------------------------------
