@@ -182,9 +182,12 @@ impl AutoRcvBuf {
     /// A data segment arrived (`DataArrival`): it may time a round trip and measure the
     /// ratio of payload to memory; `queued` tells whether
     /// data waits for the application (a larger sample is then not taken). Returns the
-    /// window clamp's new value when the segment measured a new ratio.
+    /// window clamp's new value when it moved: the handshake of a passive open completed
+    /// with this segment (`tcp_init_buffer_space`'s clamp takes effect), or it measured a
+    /// new ratio.
     pub fn on_data(&mut self, seg: DataArrival) -> Option<u64> {
         self.now = seg.now;
+        let completes_handshake = self.space_time.is_none();
         self.space_time.get_or_insert(seg.now);
         if let Some(tsecr) = seg.tsecr {
             // tcp_rcv_rtt_measure_ts: the echo of our own timestamp times a round trip.
@@ -196,11 +199,19 @@ impl AutoRcvBuf {
                 }
             }
         }
-        let raised = self.measure_rcv_mss(seg.len);
-        if seg.in_order && seg.tsecr.is_none() {
-            self.measure_rtt_per_window(seg.now, seg.rcv_nxt, seg.rcv_wnd, seg.queued);
+        // tcp_event_data_recv, for the next expected data only.
+        if !seg.in_order {
+            return completes_handshake.then_some(self.window_clamp);
         }
-        raised
+        let measured = self.measure_rcv_mss(seg.len);
+        self.measure_rtt_per_window(seg.now, seg.rcv_nxt, seg.rcv_wnd, seg.queued);
+        measured.or(completes_handshake.then_some(self.window_clamp))
+    }
+
+    /// The window the whole initial buffer holds (`tcp_full_space`), what a SYN-ACK may
+    /// offer before `tcp_init_buffer_space` clamps it.
+    pub fn initial_space(&self) -> u64 {
+        self.full_space()
     }
 
     /// `tcp_measure_rcv_mss`: a full-sized segment of a new size measures the ratio of
@@ -346,7 +357,8 @@ mod tests {
             tsecr,
             in_order: true,
             rcv_nxt: 0,
-            rcv_wnd: 0,
+            // A window no data here completes: only timestamps time the round trip.
+            rcv_wnd: 1 << 40,
             queued: false,
         }
     }
@@ -529,8 +541,8 @@ mod tests {
 
     #[test]
     fn a_receiver_offers_more_than_the_initial_buffer_after_a_round_trip_of_reads() {
-        // The whole chain in the receiver: a SYN-ACK scaled by 10 offering the clamp of
-        // the initial buffer; the first segment (timing 100 ms from the SYN-ACK's echo)
+        // The whole chain in the receiver: a SYN-ACK scaled by 10 offering the initial
+        // buffer's window; the first segment (timing 100 ms from the SYN-ACK's echo)
         // raises the clamp to 81,920 B; a round trip later the 40 segments read in it
         // make sk_rcvbuf hold 2 × 40 segments, and the offer grows past 81,920 B.
         use crate::tcp::{Auto, EcnMode, Receiver, ReceiverConfig, Segment, Timestamps};
@@ -559,7 +571,9 @@ mod tests {
         );
         let mut out = Vec::new();
         r.poll(0, &mut out);
-        assert_eq!((out[0].wscale_option, out[0].window), (Some(10), 64_088));
+        // The SYN-ACK offers the whole initial window (the kernel's 65,160 B); the clamp of
+        // 64,088 B applies once the handshake completes.
+        assert_eq!((out[0].wscale_option, out[0].window), (Some(10), 65_160));
         let mut seq = 0;
         let mut deliver = |r: &mut Receiver, now: Nanos, ecr: u32| {
             let seg = Segment {
@@ -572,10 +586,12 @@ mod tests {
             r.poll(now, &mut Vec::new());
         };
         deliver(&mut r, 100 * MS, 0);
-        // rcv_ssthresh grew by two segments, offered in whole units of 1,024 B.
+        // The measured ratio raised the clamp to 81,920 B and kept rcv_ssthresh at the
+        // window offered (tcp_set_window_clamp); it grew by two segments, offered in whole
+        // units of 1,024 B.
         assert_eq!(
             r.advertised_window(),
-            (64_088 + 2 * MSS).div_ceil(1024) * 1024
+            (65_160 + 2 * MSS).div_ceil(1024) * 1024
         );
         for _ in 0..40 {
             deliver(&mut r, 201 * MS, 100);

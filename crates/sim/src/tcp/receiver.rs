@@ -266,16 +266,22 @@ impl Receiver {
             self.peer_mss -= u64::from(TIMESTAMPS_OPTION_BYTES);
         }
         if let Some(auto) = &mut self.autotune {
-            // tcp_select_initial_window and tcp_init_buffer_space: the initial window is
-            // rcv_ssthresh, below the clamp.
+            // tcp_select_initial_window: the initial window is rcv_ssthresh. The clamp of
+            // tcp_init_buffer_space applies once the handshake completes: at once on an
+            // active open (this is the SYN-ACK), else with the first data (on_data), so a
+            // SYN-ACK offers the whole initial window.
             let (rcv_wnd, clamp) = auto.establish(
                 seg.has_ack.then_some(now),
                 self.peer_mss,
                 self.timestamps,
                 self.cfg.initial_rwnd,
             );
-            self.rcvbuf = clamp;
-            self.rcv_ssthresh = rcv_wnd.min(clamp);
+            self.rcvbuf = if seg.has_ack {
+                clamp
+            } else {
+                auto.initial_space()
+            };
+            self.rcv_ssthresh = rcv_wnd.min(self.rcvbuf);
         } else if let Some(segments) = self.cfg.initial_rwnd {
             // Linux `tcp_select_initial_window`: initrwnd segments of the payload MSS.
             self.rcv_ssthresh = (segments * self.peer_mss).min(self.rcvbuf);
