@@ -123,6 +123,8 @@ def tcp(
         "dsack": False,
         "undo": False,
         "frto": False,
+        # ns-3 keeps cwnd across idle spells.
+        "slow_start_after_idle": False,
         # The comparison keeps the CUBIC it was validated with (RFC 9438 as written), and
         # ns-3's receiver has neither Linux's quick ACKs nor its window growth.
         "cubic_variant": "rfc9438",

@@ -40,6 +40,7 @@ _TCP: dict[str, Any] = {
     "dsack": False,
     "frto": False,
     "undo": False,
+    "slow_start_after_idle": False,
     "gso": False,
     "sndbuf_accounting": "payload",
     "ecn": "off",

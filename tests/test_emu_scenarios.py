@@ -306,3 +306,37 @@ def test_autotuned_buffers_grow_on_the_kernel_as_in_the_simulator() -> None:
     assert sim_clamp == 81_920
     assert kernel_clamp == pytest.approx(81_920, abs=1_024)
     assert min(kernel_step, sim_step) > 140_000
+
+
+def test_a_sender_idle_between_messages_restarts_its_window_in_sim_and_emu() -> None:
+    # A 400 kB message every second over 20 Mb/s, 40 ms each way: the connection idles
+    # longer than its RTO between messages, so Linux (tcp_slow_start_after_idle = 1)
+    # restarts each message from its initial window (tcp_cwnd_restart), five round trips
+    # of slow start; a sender that kept its window would send it in one.
+    spec = {
+        "name": "idle-restart",
+        "duration": "5s",
+        "hosts": [
+            {"name": "client", "tcp": {"sndbuf": "4MiB", "rcvbuf": "4MiB"}},
+            {"name": "server", "tcp": {"sndbuf": "4MiB", "rcvbuf": "4MiB"}},
+        ],
+        "links": [{"rate": "20Mbps", "delay": "40ms", "queue": {"limit": "200p"}}],
+        "app": {
+            "kind": "media",
+            "streams": [
+                {"name": "burst", "transport": "tcp", "interval": "1s", "message_size": "400kB"}
+            ],
+        },
+    }
+    delay = {
+        backend: run.media_frame().iloc[0]["delay_mean_s"]
+        for backend, run in {
+            "emu": run_emu(spec),
+            "sim": tcplab.run(spec, backend="sim"),
+        }.items()
+    }
+    assert delay["sim"] == pytest.approx(delay["emu"], rel=0.1), delay
+    for host in spec["hosts"]:
+        host["tcp"]["slow_start_after_idle"] = False
+    kept = tcplab.run(spec, backend="sim").media_frame().iloc[0]["delay_mean_s"]
+    assert kept < 0.85 * delay["sim"], (kept, delay)

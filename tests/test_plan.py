@@ -47,6 +47,7 @@ GEO_TCP = {
     "dsack": False,
     "frto": False,
     "undo": False,
+    "slow_start_after_idle": False,
     "gso": False,
     "sndbuf_accounting": "payload",
     "ecn": "off",

@@ -88,6 +88,7 @@ def _tcp(tcp: Tcp) -> dict[str, Any]:
         "loss_recovery": tcp.loss_recovery,
         "dsack": tcp.dsack,
         "frto": tcp.frto,
+        "slow_start_after_idle": tcp.slow_start_after_idle,
         "undo": tcp.undo,
         "gso": tcp.gso,
         "ecn": profiles.ecn(tcp.ecn, tcp.profile),

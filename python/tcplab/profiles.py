@@ -74,6 +74,8 @@ _LINUX = {
     "dsack": True,
     "undo": True,
     "frto": True,
+    # net.ipv4.tcp_slow_start_after_idle = 1: cwnd restarts after an idle RTO
+    "slow_start_after_idle": True,
     # Software GSO is on for every device (NETIF_F_GSO); tcp_tso_autosize sizes buffers to
     # sk_pacing_rate >> sk_pacing_shift (10), tcp_tso_win_divisor = 3, tcp_min_tso_segs = 2
     "gso": True,
@@ -120,6 +122,9 @@ _WINDOWS_9X_NT = {
     "dsack": False,
     "undo": False,
     "frto": False,
+    # cwnd kept across idle spells (assumption: RFC 2581 only recommends the restart, and
+    # no source here says these stacks did it)
+    "slow_start_after_idle": False,
 }
 
 STACKS: dict[str, StackProfile] = {

@@ -134,6 +134,7 @@ fn sender(tcp: &TcpPlan, seed: u64, name: &str) -> Box<Sender> {
         rto_form: tcp.rto_form,
         cwnd_validation: tcp.cwnd_validation,
         loss_recovery: tcp.loss_recovery,
+        slow_start_after_idle: tcp.slow_start_after_idle,
         frto: tcp.frto,
         undo: tcp.undo,
         gso: tcp.gso,

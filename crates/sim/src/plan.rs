@@ -132,6 +132,9 @@ pub struct TcpPlan {
     pub loss_recovery: LossRecovery,
     /// The receiver reports duplicates in D-SACK blocks (RFC 2883).
     pub dsack: bool,
+    /// cwnd restarts after an idle spell longer than the RTO (Linux
+    /// `tcp_slow_start_after_idle`, RFC 5681 §4.1).
+    pub slow_start_after_idle: bool,
     /// F-RTO (RFC 5682) after a retransmission timeout, with RACK-TLP.
     pub frto: bool,
     /// Linux's undo of spurious window reductions (D-SACK, timestamps, F-RTO), with

@@ -7,7 +7,7 @@ fn plan(trace: &str) -> String {
     let tcp = r#"{"cc":"newreno","sndbuf":65536,"rcvbuf":65536,"mss":1460,"initial_window":10,
         "window_scaling":true,"sack":true,"timestamps":true,"abc":false,"hystart":false,"delayed_ack":true,
         "delack_timeout_ns":200000000,"nagle":true,"nagle_variant":"rfc896","fast_retransmit":true,
-        "min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true,"loss_recovery":"classic","dsack":false,"frto":false,"undo":false,"gso":false,"ecn":"off","sndbuf_accounting":"payload",
+        "min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true,"loss_recovery":"classic","dsack":false,"frto":false,"undo":false,"slow_start_after_idle":false,"gso":false,"ecn":"off","sndbuf_accounting":"payload",
         "cubic_variant":"rfc9438","reno_variant":"rfc5681","hystart_variant":"rfc9406","quickack":false,
         "initial_rwnd":null,"rto_form":"rfc6298"}"#;
     let channel = |rate: u64, queue: u64, error: &str| {

@@ -12,7 +12,7 @@ fn plan(duration_ns: u64, trace_interval_ns: u64) -> String {
         "delayed_ack":true,"delack_timeout_ns":200000000,"nagle":true,"nagle_variant":"rfc896",
         "fast_retransmit":true,"min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true,
         "cubic_variant":"rfc9438","reno_variant":"rfc5681","hystart_variant":"rfc9406","quickack":false,
-        "initial_rwnd":null,"rto_form":"rfc6298","loss_recovery":"classic","dsack":false,"frto":false,"undo":false,"gso":false,"ecn":"off","sndbuf_accounting":"payload"}"#;
+        "initial_rwnd":null,"rto_form":"rfc6298","loss_recovery":"classic","dsack":false,"frto":false,"undo":false,"slow_start_after_idle":false,"gso":false,"ecn":"off","sndbuf_accounting":"payload"}"#;
     let channel = r#"{"rate_bps":10000000,"delay_ns":20000000,"queue":{"packets":20},
         "error":{"kind":"loss","p":0.01},"framing":{"overhead_bytes":2,"min_payload_bytes":0}}"#;
     let partial = format!(

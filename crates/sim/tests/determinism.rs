@@ -5,7 +5,7 @@ mod common;
 fn plan(seed: u64) -> String {
     let tcp = r#"{"cc":"newreno","sndbuf":32768,"rcvbuf":32768,"mss":1460,"initial_window":10,
         "window_scaling":false,"sack":false,"timestamps":false,"abc":false,"hystart":false,"delayed_ack":true,"delack_timeout_ns":200000000,
-        "nagle":true,"nagle_variant":"rfc896","fast_retransmit":true,"min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true,"loss_recovery":"classic","dsack":false,"frto":false,"undo":false,"gso":false,"ecn":"off","sndbuf_accounting":"payload",
+        "nagle":true,"nagle_variant":"rfc896","fast_retransmit":true,"min_rto_ns":1000000000,"cwnd_validation":false,"handshake":true,"loss_recovery":"classic","dsack":false,"frto":false,"undo":false,"slow_start_after_idle":false,"gso":false,"ecn":"off","sndbuf_accounting":"payload",
         "cubic_variant":"rfc9438","reno_variant":"rfc5681","hystart_variant":"rfc9406","quickack":false,
         "initial_rwnd":null,"rto_form":"rfc6298"}"#;
     let channel = |error: &str| {

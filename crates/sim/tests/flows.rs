@@ -12,7 +12,7 @@ fn tcp() -> Value {
         "abc": false, "hystart": false, "delayed_ack": true, "delack_timeout_ns": 200_000_000,
         "nagle": true, "nagle_variant": "rfc896",
         "fast_retransmit": true, "min_rto_ns": 1_000_000_000,
-        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "dsack": false, "frto": false, "undo": false, "gso": false, "ecn": "off", "sndbuf_accounting": "payload",
+        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "dsack": false, "frto": false, "undo": false, "slow_start_after_idle": false, "gso": false, "ecn": "off", "sndbuf_accounting": "payload",
         "cubic_variant": "rfc9438", "reno_variant": "rfc5681", "hystart_variant": "rfc9406", "quickack": false,
         "initial_rwnd": null, "rto_form": "rfc6298"})
 }

@@ -18,7 +18,7 @@ fn tcp() -> Value {
         "nagle": false, "fast_retransmit": true, "min_rto_ns": S,
         "cubic_variant": "rfc9438", "reno_variant": "rfc5681", "hystart_variant": "rfc9406", "quickack": false,
         "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
-        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "dsack": false, "frto": false, "undo": false, "gso": false, "ecn": "off", "sndbuf_accounting": "payload"})
+        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "dsack": false, "frto": false, "undo": false, "slow_start_after_idle": false, "gso": false, "ecn": "off", "sndbuf_accounting": "payload"})
 }
 
 fn channel(rate_bps: u64, delay_ns: u64, error: Value) -> Value {

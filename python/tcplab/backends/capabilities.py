@@ -61,6 +61,7 @@ MODEL_KINDS = ("bulk", "file")
 #   not include.
 # - dsack, undo, frto: they change what a sender does after a spurious retransmission or
 #   timeout, which the model's loss events (each a real loss) do not include.
+# - slow_start_after_idle: the model's bulk and file apps never leave the connection idle.
 # - loss_recovery: on a path without losses nothing is recovered; with losses PFTK's
 #   timeout term is recovery by duplicate ACKs', so RACK-TLP with SACK is refused there.
 # - sndbuf_accounting: the model's window takes sndbuf as payload either way. With
@@ -76,7 +77,15 @@ IPERF3_MAX_BLOCK = 1024 * 1024  # MAX_BLOCKSIZE in iperf3's iperf.h
 # length.
 MEDIA_HEADER_BYTES = HEADER.size
 # Sysctls of a namespace, which a PEP's two sides therefore share on the emu backend.
-PEP_NAMESPACE_TCP_FIELDS = ("window_scaling", "sack", "timestamps", "ecn", "dsack", "frto")
+PEP_NAMESPACE_TCP_FIELDS = (
+    "window_scaling",
+    "sack",
+    "timestamps",
+    "ecn",
+    "dsack",
+    "frto",
+    "slow_start_after_idle",
+)
 # The plan fields the emu backend reads; any other is refused there, so that a field added
 # to the plan later is never silently ignored by the real-kernel runs.
 EMU_PLAN_FIELDS = frozenset(
@@ -117,6 +126,7 @@ EMU_TCP_FIELDS = frozenset(
         "dsack",
         "frto",
         "undo",
+        "slow_start_after_idle",
         "hystart_variant",
         "quickack",
         "initial_rwnd",

@@ -126,6 +126,7 @@ def host_setup(tcp: Mapping[str, Any], peer: Mapping[str, Any]) -> HostSetup:
         "net.ipv4.tcp_dsack": str(int(tcp["dsack"])),
         # 2, the default: SACK-enhanced F-RTO (RFC 5682 section 3.1) when SACK is in use.
         "net.ipv4.tcp_frto": "2" if tcp["frto"] else "0",
+        "net.ipv4.tcp_slow_start_after_idle": str(int(tcp["slow_start_after_idle"])),
         # No ssthresh or RTT carried over from an earlier connection (tcp(7)).
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_rmem": _mem_sysctl(tcp["rcvbuf"], TCP_RMEM),

@@ -150,6 +150,12 @@ class Tcp(StrictModel):
         "retransmission (RFC 3522) or D-SACKs report every retransmission (RFC 3708), cwnd "
         "and ssthresh return to what they were; with loss_recovery = 'rack' and SACK",
     )
+    slow_start_after_idle: bool = Field(
+        False,
+        description="restart cwnd after an idle spell longer than the RTO, halving it per "
+        "RTO idle down to the initial window (RFC 5681 section 4.1 as Linux's "
+        "net.ipv4.tcp_slow_start_after_idle); not for BBR, which restarts its own way",
+    )
     frto: bool = Field(
         False,
         description="F-RTO (RFC 5682 section 3.1, Linux's net.ipv4.tcp_frto): after a "

@@ -136,14 +136,14 @@ impl Writer {
                 return;
             }
             if tcp.window_full() && self.write_delay == 0 {
-                tcp.write(space);
+                tcp.write(now, space);
                 self.advance(space);
                 return;
             }
             let Some((n, _)) = self.next_write(now, space) else {
                 return;
             };
-            tcp.write(n);
+            tcp.write(now, n);
             self.wrote(now, n);
             tcp.try_send(now, out);
         }

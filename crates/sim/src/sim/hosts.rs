@@ -321,7 +321,7 @@ impl Simulation {
                 s.writing = false;
                 let mut out = std::mem::take(&mut self.spare_out);
                 if let (Some(tx), Some(writer)) = (&mut s.tx, &mut s.writer) {
-                    tx.write(bytes);
+                    tx.write(now, bytes);
                     writer.wrote(now, bytes);
                     tx.try_send(now, &mut out);
                 }

@@ -111,7 +111,7 @@ pub fn atm_host_tcp() -> Value {
         "nagle": true, "fast_retransmit": true, "min_rto_ns": 200_000_000,
         "cubic_variant": "rfc9438", "reno_variant": "rfc5681", "hystart_variant": "rfc9406", "quickack": false,
         "initial_rwnd": null, "nagle_variant": "rfc896", "rto_form": "rfc6298",
-        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "dsack": false, "frto": false, "undo": false, "gso": false, "ecn": "off", "sndbuf_accounting": "payload"})
+        "cwnd_validation": false, "handshake": true, "loss_recovery": "classic", "dsack": false, "frto": false, "undo": false, "slow_start_after_idle": false, "gso": false, "ecn": "off", "sndbuf_accounting": "payload"})
 }
 
 /// A 150 Mb/s cell stream with LLC/SNAP, 1 ms of propagation and the given error model.

@@ -130,6 +130,17 @@ impl CongestionControl for LinuxCubic {
         self.growth.additive_increase(cwnd, self.cnt, acked) * s.mss
     }
 
+    /// `cubictcp_cwnd_event(CA_EVENT_TX_START)`: after an idle (application-limited)
+    /// spell the epoch moves on by its length, so that cwnd resumes on the curve where it
+    /// left it instead of jumping to where time has carried the curve.
+    fn on_transmit_start(&mut self, s: &CcState, idle: Nanos) {
+        if let Some(epoch_start) = self.epoch_start.as_mut() {
+            let now = jiffies(s.now);
+            let delta = now - jiffies(s.now - idle);
+            *epoch_start = (*epoch_start + delta).min(now);
+        }
+    }
+
     /// `cubictcp_state(TCP_CA_Loss)` → `bictcp_reset`: a timeout forgets W_max and the
     /// epoch, so the next stage starts with K = 0.
     fn on_timeout(&mut self, _s: &CcState) {
@@ -184,6 +195,20 @@ mod tests {
         c.ssthresh_after_loss(&state(1000, 10_000, 0));
         let cwnd = ack_one_by_one(&mut c, 20_000 * MS);
         assert!(cwnd <= 150_000, "{cwnd}");
+    }
+
+    #[test]
+    fn an_idle_spell_moves_the_epoch_on_by_its_length() {
+        // Linux cubictcp_cwnd_event(CA_EVENT_TX_START): 1 s idle moves the epoch 250
+        // ticks on, never past now; without an epoch nothing moves.
+        let mut c = LinuxCubic::default();
+        c.on_transmit_start(&state(10, 5, 2000 * MS), 1000 * MS);
+        assert_eq!(c.epoch_start, None);
+        c.epoch_start = Some(jiffies(500 * MS));
+        c.on_transmit_start(&state(10, 5, 2000 * MS), 1000 * MS);
+        assert_eq!(c.epoch_start, Some(jiffies(1500 * MS)));
+        c.on_transmit_start(&state(10, 5, 2100 * MS), 1000 * MS);
+        assert_eq!(c.epoch_start, Some(jiffies(2100 * MS)));
     }
 
     #[test]

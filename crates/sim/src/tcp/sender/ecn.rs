@@ -79,6 +79,7 @@ mod tests {
             rto_form: RtoForm::Rfc6298,
             cwnd_validation: false,
             loss_recovery,
+            slow_start_after_idle: false,
             frto: false,
             undo: false,
             gso: false,
@@ -113,7 +114,7 @@ mod tests {
         r.poll(0, &mut syn_ack);
         out.clear();
         s.on_segment(100 * MS, &syn_ack[0], &mut out);
-        s.write(40 * MSS);
+        s.write(100 * MS, 40 * MSS);
         s.try_send(100 * MS, &mut out);
         out
     }

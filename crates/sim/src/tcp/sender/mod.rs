@@ -4,6 +4,7 @@
 //! timer that probes a closed window.
 
 mod ecn;
+mod idle;
 mod persist;
 mod prr;
 mod rack;
@@ -104,6 +105,8 @@ pub struct SenderConfig {
     /// RFC 7661 congestion window validation (see `is_cwnd_limited`).
     pub cwnd_validation: bool,
     pub loss_recovery: LossRecovery,
+    /// Linux's `tcp_slow_start_after_idle`: cwnd restarts after an idle spell (`idle.rs`).
+    pub slow_start_after_idle: bool,
     /// F-RTO (RFC 5682) after a timeout, with RACK-TLP (`undo.rs`).
     pub frto: bool,
     /// Linux's undo of spurious reductions, with RACK-TLP (`undo.rs`).
@@ -419,8 +422,12 @@ impl Sender {
     }
 
     /// The application writes `bytes` (at most what `buffer_space()` offered when its call
-    /// began: a host with a CPU model copies later, when the tail skb may have left).
-    pub fn write(&mut self, bytes: u64) {
+    /// began: a host with a CPU model copies later, when the tail skb may have left). With
+    /// nothing outstanding, a write after an idle spell restarts cwnd first (`idle.rs`).
+    pub fn write(&mut self, now: Nanos, bytes: u64) {
+        if self.snd_una == self.snd_max {
+            self.restart_after_idle(now);
+        }
         self.sndbuf.write(self.seqs(), bytes, self.size_goal());
         self.written += bytes;
     }
@@ -489,6 +496,9 @@ impl Sender {
             // Nothing in flight: the delivery-rate intervals start now (§3.2).
             self.first_sent_time = now;
             self.delivered_time = now;
+        }
+        if self.in_flight() == 0 {
+            self.on_transmit_start(now);
         }
         let tx = TxRate {
             delivered: self.delivered,

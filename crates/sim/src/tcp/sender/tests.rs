@@ -28,6 +28,7 @@ fn config() -> SenderConfig {
         rto_form: crate::tcp::RtoForm::Rfc6298,
         cwnd_validation: true,
         loss_recovery: LossRecovery::Classic,
+        slow_start_after_idle: false,
         frto: false,
         undo: false,
         gso: false,
@@ -54,7 +55,7 @@ fn established_with_window(cfg: SenderConfig, backlog: u64, window: u16) -> (Sen
         ..Segment::default()
     };
     s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(backlog);
+    s.write(100 * MS, backlog);
     out.clear();
     s.try_send(100 * MS, &mut out);
     (s, out)
@@ -146,7 +147,7 @@ fn opening_without_a_handshake_negotiates_as_the_syns_would_and_measures_nothing
     // SACK needs both SYNs' SACK-permitted (RFC 2018 §2): the receiver did not offer it.
     assert!(!syn_ack.sack_permitted);
     // The smaller MSS, less the 12-byte timestamps option (RFC 6691 §2).
-    s.write(100_000);
+    s.write(100 * MS, 100_000);
     let mut out = Vec::new();
     s.try_send(0, &mut out);
     assert_eq!(out.len(), 4); // IW = 4 segments
@@ -198,7 +199,7 @@ fn linux_send_buffer_holds_skbs_against_twice_sndbuf_and_wakes_the_writer_at_a_t
         0,
     );
     assert_eq!(s.buffer_space(), 9_000);
-    s.write(9_000);
+    s.write(100 * MS, 9_000);
     s.try_send(100 * MS, &mut Vec::new());
     assert_eq!(s.buffer_space(), 0);
     s.wait_for_space();
@@ -326,7 +327,7 @@ fn without_nagle_a_small_tail_goes_at_once() {
 fn small_segment_that_fills_half_the_peer_window_is_sent() {
     let (mut s, _) = established(config(), 1000);
     s.max_rwnd = 1000;
-    s.write(600);
+    s.write(100 * MS, 600);
     let mut out = Vec::new();
     s.try_send(150 * MS, &mut out);
     assert_eq!(out[0].len, 600); // ≥ half of the largest window offered
@@ -340,14 +341,14 @@ fn nagle_follows_the_two_steps_of_seed_001_fig_2() {
     // it; between the steps a short segment waits.
     let (mut s, out) = established(config(), 500);
     assert_eq!((out[0].seq, out[0].len), (0, 500)); // nothing outstanding: it goes
-    s.write(300);
+    s.write(100 * MS, 300);
     let mut out = Vec::new();
     s.try_send(110 * MS, &mut out);
     assert!(
         out.is_empty(),
         "300 bytes wait while 500 are unacknowledged"
     );
-    s.write(900);
+    s.write(100 * MS, 900);
     s.try_send(120 * MS, &mut out);
     // S1: 1200 bytes queued, so a full segment goes and the 200-byte rest waits.
     assert_eq!(
@@ -392,7 +393,7 @@ fn minshall_sends_the_tail_of_a_multi_segment_write_at_once() {
 #[test]
 fn minshall_holds_a_small_segment_while_an_earlier_small_one_is_unacknowledged() {
     let (mut s, _) = established(minshall(), 2500);
-    s.write(300);
+    s.write(100 * MS, 300);
     let mut out = Vec::new();
     s.try_send(110 * MS, &mut out);
     assert!(out.is_empty(), "the 500-byte tail is still unacknowledged");
@@ -401,7 +402,7 @@ fn minshall_holds_a_small_segment_while_an_earlier_small_one_is_unacknowledged()
     assert_eq!((out[0].seq, out[0].len), (2500, 300));
     // While only full segments are unacknowledged, a small one goes (RFC 896 would wait).
     let (mut s, _) = established(minshall(), 3000);
-    s.write(300);
+    s.write(100 * MS, 300);
     let mut out = Vec::new();
     s.try_send(110 * MS, &mut out);
     assert_eq!((out[0].seq, out[0].len), (3000, 300));
@@ -570,7 +571,7 @@ fn limit_reports_what_blocks_the_sender() {
     assert_eq!(t.limit(false), Limit::App);
     s.rwnd = 1000;
     assert_eq!(s.limit(true), Limit::Rwnd);
-    t.write(5000);
+    t.write(100 * MS, 5000);
     t.rwnd = 2000;
     assert_eq!(t.limit(true), Limit::Rwnd);
 }
@@ -751,7 +752,7 @@ fn sack_established(loss_recovery: LossRecovery, backlog: u64) -> (Sender, Vec<S
         ..Segment::default()
     };
     s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(backlog);
+    s.write(100 * MS, backlog);
     out.clear();
     s.try_send(100 * MS, &mut out);
     (s, out)
@@ -861,7 +862,7 @@ fn timestamps_shrink_the_payload_and_resolve_karns_ambiguity() {
         ..Segment::default()
     };
     s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(100_000);
+    s.write(100 * MS, 100_000);
     out.clear();
     s.try_send(100 * MS, &mut out);
     assert_eq!(out[0].len, 988); // RFC 6691: 1000 − 12 option bytes
@@ -985,7 +986,7 @@ fn undo_sender(timestamps: bool, undo: bool, frto: bool) -> Sender {
         ..Segment::default()
     };
     s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(1_000_000);
+    s.write(100 * MS, 1_000_000);
     s.try_send(100 * MS, &mut out);
     s
 }
@@ -1080,6 +1081,62 @@ fn a_dsack_for_a_segment_never_resent_is_dubious_and_undoes_nothing() {
     assert_eq!(s.ssthresh(), 5 * MSS);
 }
 
+// ---- restart after idle (slow_start_after_idle) ------------------------------------------
+
+/// A sender whose 64-segment window was all acknowledged at 200 ms, nothing written since.
+fn idle_sender(slow_start_after_idle: bool) -> Sender {
+    let (mut s, sent) = established(
+        SenderConfig {
+            slow_start_after_idle,
+            ..config()
+        },
+        4 * MSS,
+    );
+    assert_eq!(sent.len(), 4);
+    ack(&mut s, 200, 4 * MSS);
+    s.cwnd = 64 * MSS;
+    s
+}
+
+/// The application writes again `after` ns past the last transmission (at 100 ms).
+fn write_after(s: &mut Sender, after: Nanos) -> Vec<Segment> {
+    s.write(100 * MS + after, 100 * MSS);
+    let mut out = Vec::new();
+    s.try_send(100 * MS + after, &mut out);
+    out
+}
+
+#[test]
+fn after_an_idle_spell_cwnd_halves_per_rto_down_to_the_initial_window() {
+    // RFC 5681 §4.1, Linux tcp_cwnd_restart: idle 3.5 RTOs, so three halvings (64 → 8
+    // segments); 8 is above the initial window of 4. ssthresh keeps what cwnd had reached.
+    let mut s = idle_sender(true);
+    let rto = s.rto.rto();
+    let out = write_after(&mut s, 7 * rto / 2);
+    assert_eq!(out.len(), 8);
+    assert_eq!(s.cwnd(), 8 * MSS);
+    assert_eq!(s.ssthresh(), u64::MAX);
+    // Long enough, and the restart window is the initial window.
+    let mut s = idle_sender(true);
+    write_after(&mut s, 20 * rto);
+    assert_eq!(s.cwnd(), 4 * MSS);
+}
+
+#[test]
+fn a_spell_shorter_than_the_rto_keeps_cwnd() {
+    let mut s = idle_sender(true);
+    let rto = s.rto.rto();
+    write_after(&mut s, rto);
+    assert_eq!(s.cwnd(), 64 * MSS);
+}
+
+#[test]
+fn without_the_restart_an_idle_sender_keeps_its_window() {
+    let mut s = idle_sender(false);
+    let rto = s.rto.rto();
+    assert_eq!(write_after(&mut s, 20 * rto).len(), 64);
+}
+
 // ---- GSO buffers (gso = true) -----------------------------------------------------------
 
 /// A sender whose handshake took 1 ms, 40 segments sent at 1 ms.
@@ -1099,7 +1156,7 @@ fn gso_sender(gso: bool) -> Sender {
         ..Segment::default()
     };
     s.on_segment(MS, &syn_ack, &mut out);
-    s.write(1_000_000);
+    s.write(MS, 1_000_000);
     out.clear();
     s.try_send(MS, &mut out);
     assert_eq!(out.len(), 40);
