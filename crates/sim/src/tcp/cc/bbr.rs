@@ -19,9 +19,8 @@
 //!   (`bbr_set_state`).
 //!
 //! Windows and rates are in bytes; Linux counts segments, so every rounding to whole
-//! segments is kept. Left out: the restart after an application-limited idle period
-//! (CA_EVENT_TX_START), the delayed-ACK exception of the min-RTT filter, marking samples
-//! app-limited during ProbeRTT, and undo.
+//! segments is kept. Left out: the delayed-ACK exception of the min-RTT filter and
+//! marking samples app-limited during ProbeRTT.
 
 use std::collections::VecDeque;
 
@@ -111,6 +110,9 @@ pub struct Bbr {
     cycle_stamp: Nanos,
     probe_rtt_done: Option<Nanos>,
     probe_rtt_round_done: bool,
+    /// Sending resumed after an application-limited idle spell, and no data has been
+    /// acknowledged since (Linux `idle_restart`).
+    idle_restart: bool,
     /// cwnd to restart from once ProbeRTT ends (Linux sets `snd_cwnd` there).
     restored_cwnd: Option<u64>,
     prior_cwnd: u64,
@@ -162,6 +164,7 @@ impl Bbr {
             cycle_stamp: Default::default(),
             probe_rtt_done: Default::default(),
             probe_rtt_round_done: Default::default(),
+            idle_restart: Default::default(),
             restored_cwnd: Default::default(),
             prior_cwnd: Default::default(),
             prev_ca_state: Default::default(),
@@ -480,30 +483,41 @@ impl Bbr {
                 self.min_rtt_stamp = s.now;
             }
         }
-        if expired && self.mode != Mode::ProbeRtt {
+        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(s.cwnd);
             self.probe_rtt_done = None;
         }
-        if self.mode != Mode::ProbeRtt {
-            return;
-        }
-        // At most MIN_CWND_SEGMENTS in flight for 200 ms and a round trip.
-        if self.probe_rtt_done.is_none() && s.flight <= MIN_CWND_SEGMENTS * s.mss {
-            self.probe_rtt_done = Some(s.now + PROBE_RTT_DURATION_NS);
-            self.probe_rtt_round_done = false;
-            self.next_round_delivered = s.delivered;
-        } else if let Some(done) = self.probe_rtt_done {
-            self.probe_rtt_round_done |= self.round_start;
-            if self.probe_rtt_round_done && s.now > done {
-                self.min_rtt_stamp = s.now;
-                self.restored_cwnd = Some(s.cwnd.max(self.prior_cwnd));
-                if self.full_bw_reached {
-                    self.reset_probe_bw_mode(s.now);
-                } else {
-                    self.mode = Mode::Startup;
+        if self.mode == Mode::ProbeRtt {
+            // At most MIN_CWND_SEGMENTS in flight for 200 ms and a round trip.
+            if self.probe_rtt_done.is_none() && s.flight <= MIN_CWND_SEGMENTS * s.mss {
+                self.probe_rtt_done = Some(s.now + PROBE_RTT_DURATION_NS);
+                self.probe_rtt_round_done = false;
+                self.next_round_delivered = s.delivered;
+            } else if self.probe_rtt_done.is_some() {
+                self.probe_rtt_round_done |= self.round_start;
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done(s);
                 }
             }
+        }
+        // The restart after idle ends with the first sample that delivered data.
+        if rs.delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    /// `bbr_check_probe_rtt_done`: ProbeRTT's 200 ms are over; back to the cwnd before it.
+    fn check_probe_rtt_done(&mut self, s: &CcState) {
+        if self.probe_rtt_done.is_none_or(|done| s.now <= done) {
+            return;
+        }
+        self.min_rtt_stamp = s.now;
+        self.restored_cwnd = Some(s.cwnd.max(self.prior_cwnd));
+        if self.full_bw_reached {
+            self.reset_probe_bw_mode(s.now);
+        } else {
+            self.mode = Mode::Startup;
         }
     }
 
@@ -599,6 +613,29 @@ impl CongestionControl for Bbr {
             ..RateSample::invalid(s.delivered, 0, s.flight)
         };
         self.lt_bw_sampling(s, &loss);
+    }
+
+    /// `bbr_cwnd_event(CA_EVENT_TX_START)` when application-limited: a restart from idle.
+    /// The ACK-aggregation epoch starts over; in ProbeBW pacing drops to the estimated
+    /// rate itself (no need to probe for more when the application is what limits), and a
+    /// ProbeRTT whose 200 ms are over ends.
+    fn on_transmit_start(&mut self, s: &CcState, _idle: Nanos, app_limited: bool) {
+        if !app_limited || !self.started {
+            return;
+        }
+        self.idle_restart = true;
+        self.aggregation.epoch_stamp = s.now;
+        self.aggregation.epoch_acked = 0;
+        match self.mode {
+            Mode::ProbeBw => {
+                let rate = self.bw() * PACING_MARGIN;
+                if self.full_bw_reached || self.pacing_rate.is_none_or(|r| rate > r) {
+                    self.pacing_rate = Some(rate);
+                }
+            }
+            Mode::ProbeRtt => self.check_probe_rtt_done(s),
+            Mode::Startup | Mode::Drain => {}
+        }
     }
 
     /// `bbr_undo_cwnd`: a spurious slow-down restarts the search for the full bandwidth
@@ -775,6 +812,41 @@ mod tests {
         let rate = h.bbr.pacing_rate().unwrap() as f64;
         let gain = h.bbr.pacing_gain();
         assert!((rate - gain * 990_000.0).abs() < 1.0, "{rate}");
+    }
+
+    #[test]
+    fn a_restart_from_idle_paces_probe_bw_at_the_estimated_rate() {
+        // Linux bbr_cwnd_event(CA_EVENT_TX_START) when app-limited: gain 1 in ProbeBW,
+        // whatever the cycle's phase; not when the sender has more to send.
+        let mut h = Harness::new();
+        h.rounds(30, 100);
+        h.bbr.cycle_index = 0;
+        h.bbr.update_pacing_rate();
+        let probing = h.bbr.pacing_rate().unwrap();
+        h.bbr.on_transmit_start(&h.state(0), 500 * MS, false);
+        assert_eq!(h.bbr.pacing_rate(), Some(probing));
+        h.bbr.on_transmit_start(&h.state(0), 500 * MS, true);
+        let restart = h.bbr.pacing_rate().unwrap() as f64;
+        assert!((restart - 990_000.0).abs() < 1.0, "{restart}");
+        assert!(h.bbr.idle_restart);
+    }
+
+    #[test]
+    fn no_probe_rtt_on_restart_from_idle_until_data_is_acknowledged() {
+        // Linux bbr_update_min_rtt: an expired min RTT waits while idle_restart is set,
+        // which the first sample that delivered data clears.
+        for restart in [false, true] {
+            let mut h = Harness::new();
+            h.rounds(30, 100);
+            h.bbr.on_transmit_start(&h.state(0), 500 * MS, restart);
+            h.now += 11_000 * MS;
+            let nothing = RateSample::invalid(h.delivered, 0, 0);
+            h.bbr.on_rate_sample(&h.state(0), &nothing);
+            assert_eq!(h.bbr.mode == Mode::ProbeRtt, !restart);
+            assert_eq!(h.bbr.idle_restart, restart);
+            h.round(100);
+            assert!(!h.bbr.idle_restart);
+        }
     }
 
     #[test]

@@ -133,7 +133,7 @@ impl CongestionControl for LinuxCubic {
     /// `cubictcp_cwnd_event(CA_EVENT_TX_START)`: after an idle (application-limited)
     /// spell the epoch moves on by its length, so that cwnd resumes on the curve where it
     /// left it instead of jumping to where time has carried the curve.
-    fn on_transmit_start(&mut self, s: &CcState, idle: Nanos) {
+    fn on_transmit_start(&mut self, s: &CcState, idle: Nanos, _app_limited: bool) {
         if let Some(epoch_start) = self.epoch_start.as_mut() {
             let now = jiffies(s.now);
             let delta = now - jiffies(s.now - idle);
@@ -202,12 +202,12 @@ mod tests {
         // Linux cubictcp_cwnd_event(CA_EVENT_TX_START): 1 s idle moves the epoch 250
         // ticks on, never past now; without an epoch nothing moves.
         let mut c = LinuxCubic::default();
-        c.on_transmit_start(&state(10, 5, 2000 * MS), 1000 * MS);
+        c.on_transmit_start(&state(10, 5, 2000 * MS), 1000 * MS, false);
         assert_eq!(c.epoch_start, None);
         c.epoch_start = Some(jiffies(500 * MS));
-        c.on_transmit_start(&state(10, 5, 2000 * MS), 1000 * MS);
+        c.on_transmit_start(&state(10, 5, 2000 * MS), 1000 * MS, false);
         assert_eq!(c.epoch_start, Some(jiffies(1500 * MS)));
-        c.on_transmit_start(&state(10, 5, 2100 * MS), 1000 * MS);
+        c.on_transmit_start(&state(10, 5, 2100 * MS), 1000 * MS, false);
         assert_eq!(c.epoch_start, Some(jiffies(2100 * MS)));
     }
 

@@ -141,9 +141,9 @@ pub trait CongestionControl {
     fn on_ack(&mut self, s: &CcState, acked: u64) -> u64;
     /// The retransmission timer expired.
     fn on_timeout(&mut self, _s: &CcState) {}
-    /// Data leaves with nothing in flight, `idle` after the last transmission (Linux
-    /// CA_EVENT_TX_START).
-    fn on_transmit_start(&mut self, _s: &CcState, _idle: Nanos) {}
+    /// Data leaves with nothing in flight, `idle` after the last transmission, with the
+    /// sender application-limited or not (Linux CA_EVENT_TX_START, `tp->app_limited`).
+    fn on_transmit_start(&mut self, _s: &CcState, _idle: Nanos, _app_limited: bool) {}
     /// cwnd after a reduction proved spurious (Linux `undo_cwnd`); `prior_cwnd` is cwnd
     /// when the reduction began. Reno's and CUBIC's (`tcp_reno_undo_cwnd`): the larger.
     fn undo_cwnd(&mut self, s: &CcState, prior_cwnd: u64) -> u64 {

@@ -41,6 +41,8 @@ impl Sender {
             return;
         }
         let state = self.cc_state(now);
-        self.cc.on_transmit_start(&state, now - self.last_sent_at);
+        let app_limited = self.app_limited_until > 0;
+        self.cc
+            .on_transmit_start(&state, now - self.last_sent_at, app_limited);
     }
 }
