@@ -44,20 +44,30 @@ fn established(cfg: SenderConfig, backlog: u64) -> (Sender, Vec<Segment>) {
 }
 
 fn established_with_window(cfg: SenderConfig, backlog: u64, window: u16) -> (Sender, Vec<Segment>) {
-    let mut s = Sender::new(cfg);
-    let mut out = Vec::new();
-    s.connect(0, &mut out);
-    let syn_ack = Segment {
+    open(cfg, 100 * MS, syn_ack(window), backlog)
+}
+
+/// The peer's SYN-ACK offering `window` and our MSS.
+fn syn_ack(window: u16) -> Segment {
+    Segment {
         syn: true,
         has_ack: true,
         window,
         mss_option: Some(MSS as u16),
         ..Segment::default()
-    };
-    s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(100 * MS, backlog);
+    }
+}
+
+/// A sender whose SYN is answered by `syn_ack` at `at`, with `backlog` bytes written then
+/// and what it sent at once.
+fn open(cfg: SenderConfig, at: Nanos, syn_ack: Segment, backlog: u64) -> (Sender, Vec<Segment>) {
+    let mut s = Sender::new(cfg);
+    let mut out = Vec::new();
+    s.connect(0, &mut out);
+    s.on_segment(at, &syn_ack, &mut out);
+    s.write(at, backlog);
     out.clear();
-    s.try_send(100 * MS, &mut out);
+    s.try_send(at, &mut out);
     (s, out)
 }
 
@@ -734,27 +744,18 @@ fn reno_leaves_recovery_at_the_first_new_ack_newreno_at_the_full_ack() {
 /// A sender with SACK negotiated past its handshake (100 ms RTT), `backlog` bytes written
 /// and the first window (10 segments) sent at 100 ms.
 fn sack_established(loss_recovery: LossRecovery, backlog: u64) -> (Sender, Vec<Segment>) {
-    let mut s = Sender::new(SenderConfig {
+    let cfg = SenderConfig {
         sack: true,
         initial_window: 10,
         loss_recovery,
         ..config()
-    });
-    let mut out = Vec::new();
-    s.connect(0, &mut out);
-    assert!(out[0].sack_permitted);
-    let syn_ack = Segment {
-        syn: true,
-        has_ack: true,
-        window: 64_000,
-        mss_option: Some(MSS as u16),
-        sack_permitted: true,
-        ..Segment::default()
     };
-    s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(100 * MS, backlog);
-    out.clear();
-    s.try_send(100 * MS, &mut out);
+    let peer = Segment {
+        sack_permitted: true,
+        ..syn_ack(64_000)
+    };
+    let (s, out) = open(cfg, 100 * MS, peer, backlog);
+    assert!(s.syn(0).sack_permitted);
     (s, out)
 }
 
@@ -845,26 +846,17 @@ fn after_a_timeout_sacked_data_is_not_resent() {
 
 #[test]
 fn timestamps_shrink_the_payload_and_resolve_karns_ambiguity() {
-    let mut s = Sender::new(SenderConfig {
+    let cfg = SenderConfig {
         timestamps: true,
         initial_window: 10,
         ..config()
-    });
-    let mut out = Vec::new();
-    s.connect(0, &mut out);
-    assert!(out[0].timestamps.is_some());
-    let syn_ack = Segment {
-        syn: true,
-        has_ack: true,
-        window: 64_000,
-        mss_option: Some(1000),
-        timestamps: Some(Timestamps { val: 7, ecr: 0 }),
-        ..Segment::default()
     };
-    s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(100 * MS, 100_000);
-    out.clear();
-    s.try_send(100 * MS, &mut out);
+    let peer = Segment {
+        timestamps: Some(Timestamps { val: 7, ecr: 0 }),
+        ..syn_ack(64_000)
+    };
+    let (mut s, out) = open(cfg, 100 * MS, peer, 100_000);
+    assert!(s.syn(0).timestamps.is_some());
     assert_eq!(out[0].len, 988); // RFC 6691: 1000 − 12 option bytes
     assert_eq!(out[0].timestamps, Some(Timestamps { val: 100, ecr: 7 }));
     s.ssthresh = 10 * MSS;
@@ -965,7 +957,7 @@ fn a_timeout_with_rack_marks_everything_lost_and_restarts_from_one_segment() {
 /// A RACK-TLP sender that undoes spurious reductions (with F-RTO if asked), timestamps on
 /// if asked; ten segments sent at 100 ms (100 ms RTT), a megabyte written.
 fn undo_sender(timestamps: bool, undo: bool, frto: bool) -> Sender {
-    let mut s = Sender::new(SenderConfig {
+    let cfg = SenderConfig {
         sack: true,
         initial_window: 10,
         loss_recovery: LossRecovery::Rack,
@@ -973,22 +965,13 @@ fn undo_sender(timestamps: bool, undo: bool, frto: bool) -> Sender {
         undo,
         frto,
         ..config()
-    });
-    let mut out = Vec::new();
-    s.connect(0, &mut out);
-    let syn_ack = Segment {
-        syn: true,
-        has_ack: true,
-        window: 64_000,
-        mss_option: Some(MSS as u16),
+    };
+    let peer = Segment {
         sack_permitted: true,
         timestamps: timestamps.then_some(Timestamps { val: 1, ecr: 0 }),
-        ..Segment::default()
+        ..syn_ack(64_000)
     };
-    s.on_segment(100 * MS, &syn_ack, &mut out);
-    s.write(100 * MS, 1_000_000);
-    s.try_send(100 * MS, &mut out);
-    s
+    open(cfg, 100 * MS, peer, 1_000_000).0
 }
 
 /// The probe at 302 ms sends an eleventh segment; the timer expires at 400 ms and resends
@@ -1141,24 +1124,12 @@ fn without_the_restart_an_idle_sender_keeps_its_window() {
 
 /// A sender whose handshake took 1 ms, 40 segments sent at 1 ms.
 fn gso_sender(gso: bool) -> Sender {
-    let mut s = Sender::new(SenderConfig {
+    let cfg = SenderConfig {
         initial_window: 40,
         gso,
         ..config()
-    });
-    let mut out = Vec::new();
-    s.connect(0, &mut out);
-    let syn_ack = Segment {
-        syn: true,
-        has_ack: true,
-        window: 64_000,
-        mss_option: Some(MSS as u16),
-        ..Segment::default()
     };
-    s.on_segment(MS, &syn_ack, &mut out);
-    s.write(MS, 1_000_000);
-    out.clear();
-    s.try_send(MS, &mut out);
+    let (s, out) = open(cfg, MS, syn_ack(64_000), 1_000_000);
     assert_eq!(out.len(), 40);
     s
 }
