@@ -138,3 +138,12 @@ def test_parallel_emu_connections_give_the_simulators_fairness() -> None:
     assert result["summary"]["fairness"] == pytest.approx(0.9)
     assert [row["flow"] for row in result["flows"]] == [0, 1]
     assert result["summary"]["goodput_bps"] == 8 * 6000
+
+
+def test_the_kernel_s_fast_retransmits_are_its_recoveries_not_its_resent_segments() -> None:
+    # tcp_enter_recovery counts TCPSackRecovery (TCPRenoRecovery without SACK) once per
+    # episode, as the simulator counts fast_retransmits; TCPFastRetrans counts segments.
+    netstat = {"TCPFastRetrans": 10, "TCPSackRecovery": 4, "TCPRenoRecovery": 0}
+    assert emu._recoveries(netstat) == 4
+    assert emu._recoveries({"TCPRenoRecovery": 2}) == 2
+    assert emu._recoveries({"TCPFastRetrans": 3}) is None

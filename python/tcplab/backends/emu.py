@@ -471,7 +471,7 @@ def to_result(
         counts=Counts(
             segments_sent=_sum_known(e["sum_sent"].get("segments") for e in ends),
             retransmits=_sum_known(e["sum_sent"].get("retransmits") for e in ends),
-            fast_retransmits=netstat.get("TCPFastRetrans"),
+            fast_retransmits=_recoveries(netstat),
             timeouts=netstat.get("TCPTimeouts"),
             persist_probes=netstat.get("TCPWinProbe"),
         ),
@@ -516,6 +516,15 @@ def _data_acked(bytes_acked: int | None, sent: Mapping[str, Any]) -> int | None:
     if bytes_acked is None:
         return None
     return max(0, min(bytes_acked - 1, int(sent["bytes"])))
+
+
+def _recoveries(netstat: Mapping[str, int]) -> int | None:
+    """Fast recoveries entered (tcp_enter_recovery counts TCPSackRecovery with SACK,
+    TCPRenoRecovery without): the simulator's `fast_retransmits`, one per episode, as
+    tshark counts fast retransmissions. (TCPFastRetrans counts every segment resent
+    outside a timeout's recovery, so a recovery with many holes counts many.)"""
+    counts = [netstat[name] for name in ("TCPSackRecovery", "TCPRenoRecovery") if name in netstat]
+    return sum(counts) if counts else None
 
 
 def _namespace_counters(deltas: Sequence[Mapping[str, int]]) -> dict[str, int]:
