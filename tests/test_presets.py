@@ -159,10 +159,13 @@ def test_the_rain_fade_examples_fall_with_the_fade_and_acm_keeps_carrying() -> N
     def mean(g: list[float], start: int, end: int) -> float:
         return statistics.fmean(g[start:end])
 
-    # Clear sky (minutes 1-5), the fade's peak (minutes 7-9), and after it.
+    # Clear sky (minutes 1-5), the fade's peak (minutes 7-9), and after it: the fixed-coding
+    # flow is still backing off its retransmission timer when the sky clears, as the kernel
+    # is (examples/geo-rain-fade.toml on emu, 24 November 2026: retransmissions 25.3 and
+    # 51.2 s apart, the link's goodput back only from 588 s, 0.28 Mb/s over minute 9.5-10).
     assert mean(fixed, 60, 300) > 2.5e6
     assert mean(fixed, 420, 540) < 0.05e6
-    assert mean(fixed, 570, 600) > 0.5e6
+    assert mean(fixed, 570, 600) < 0.5 * mean(fixed, 60, 300)
     assert mean(acm, 60, 300) > 4.2e6
     assert 3.2e6 < mean(acm, 420, 540) < 4.0e6
     assert mean(acm, 570, 600) > 3.8e6

@@ -24,6 +24,8 @@ pub enum RtoForm {
 pub const INITIAL_RTO_NS: Nanos = NS_PER_S; /* 1 s */
 /// RFC 6298 §2.5: an upper bound of at least 60 s may be placed on RTO.
 pub const MAX_RTO_NS: Nanos = 60 * NS_PER_S; /* 60 s */
+/// Linux TCP_RTO_MAX (`net.ipv4.tcp_rto_max_ms` = 120000 by default).
+pub const LINUX_MAX_RTO_NS: Nanos = 120 * NS_PER_S; /* 120 s */
 /// RFC 6298 §5.7: RTO once data flows after a SYN had to be retransmitted.
 pub const RTO_AFTER_SYN_TIMEOUT_NS: Nanos = 3 * NS_PER_S; /* 3 s */
 /// Clock granularity G of RFC 6298 §2.2–2.3 (ns-3 and Linux both tick at 1 ms or finer).
@@ -79,7 +81,7 @@ impl RtoEstimator {
             self.rttvar = self.mdev4.max(self.min_rto);
             self.mdev4_max = self.rttvar;
             self.rtt_seq = snd_nxt;
-            self.rto = (r + self.rttvar).min(MAX_RTO_NS);
+            self.rto = (r + self.rttvar).min(self.max_rto());
             return;
         };
         let err = r as i128 - srtt as i128;
@@ -101,7 +103,7 @@ impl RtoEstimator {
             self.rtt_seq = snd_nxt;
             self.mdev4_max = self.min_rto;
         }
-        self.rto = (self.srtt.unwrap_or(r) + self.rttvar).min(MAX_RTO_NS);
+        self.rto = (self.srtt.unwrap_or(r) + self.rttvar).min(self.max_rto());
     }
 
     /// RFC 6298 §2.2–2.3 (α = 1/8, β = 1/4, K = 4).
@@ -124,7 +126,16 @@ impl RtoEstimator {
 
     /// RFC 6298 §5.5: double the timer after it expires.
     pub fn back_off(&mut self) {
-        self.rto = (self.rto * 2).min(MAX_RTO_NS);
+        self.rto = (self.rto * 2).min(self.max_rto());
+    }
+
+    /// The RTO's ceiling: RFC 6298 §2.5's 60 s, or Linux's 120 s (`tcp_bound_rto`, the
+    /// back-off in `tcp_retransmit_timer`).
+    fn max_rto(&self) -> Nanos {
+        match self.form {
+            RtoForm::Rfc6298 => MAX_RTO_NS,
+            RtoForm::Linux => LINUX_MAX_RTO_NS,
+        }
     }
 
     /// RFC 6298 §5.7.
@@ -232,6 +243,18 @@ mod tests {
         // A fresh sample recomputes RTO and so ends the back-off.
         e.sample(100 * MS, 0, 0);
         assert_eq!(e.rto(), 300 * MS);
+    }
+
+    #[test]
+    fn linux_backs_off_up_to_two_minutes() {
+        // Linux TCP_RTO_MAX: 1 s doubled seven times is 128 s, capped at 120.
+        let mut e = RtoEstimator::new(200 * MS, RtoForm::Linux);
+        for _ in 0..6 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), 64 * NS_PER_S);
+        e.back_off();
+        assert_eq!(e.rto(), LINUX_MAX_RTO_NS);
     }
 
     #[test]
