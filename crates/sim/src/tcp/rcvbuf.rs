@@ -22,7 +22,7 @@
 //! The receiver keeps offering windows from `rcv_ssthresh` as before (`tcp_grow_window`,
 //! receiver.rs); only its ceiling, the window clamp, moves here.
 
-use super::segment::TIMESTAMPS_OPTION_BYTES;
+use super::segment::timestamps_option_bytes;
 use super::sender::{SKB_SHARED_INFO_TRUESIZE, SK_BUFF_TRUESIZE, TCP_MSS_DEFAULT};
 use super::window_shift_for;
 use crate::engine::Nanos;
@@ -224,11 +224,7 @@ impl AutoRcvBuf {
         }
         let mut changed = None;
         if len != self.rcv_mss {
-            let options = if self.timestamps {
-                u64::from(TIMESTAMPS_OPTION_BYTES)
-            } else {
-                0
-            };
+            let options = timestamps_option_bytes(self.timestamps);
             let truesize = rx_truesize(len + HEADERS + options);
             let ratio = ((len << RMEM_TO_WIN_SCALE) / truesize).max(1);
             if ratio != self.scaling_ratio {

@@ -5,6 +5,15 @@ pub const MAX_SACK_BLOCKS_WITH_TIMESTAMPS: usize = 3;
 /// RFC 7323 §3: the timestamps option is 10 bytes, sent with two NOPs for alignment.
 pub const TIMESTAMPS_OPTION_BYTES: u32 = 12;
 
+/// The bytes the timestamps option takes from each segment when it is in use.
+pub fn timestamps_option_bytes(timestamps: bool) -> u64 {
+    if timestamps {
+        u64::from(TIMESTAMPS_OPTION_BYTES)
+    } else {
+        0
+    }
+}
+
 /// RFC 7323 §3 timestamps: the sender's clock and the echo of the peer's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timestamps {

@@ -24,7 +24,7 @@ use super::cc::{self, CaState, CcState, CongestionControl, RateSample, Recovery}
 use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
 use super::hystart_linux::{self, LinuxHyStart};
 use super::sack::Scoreboard;
-use super::segment::TIMESTAMPS_OPTION_BYTES;
+use super::segment::{timestamps_option_bytes, TIMESTAMPS_OPTION_BYTES};
 use super::{
     rcvbuf, timestamp_clock, window_shift_for, BufferSize, RtoEstimator, Segment, Timestamps,
 };
@@ -367,14 +367,9 @@ impl Sender {
     fn syn_window(&self) -> u64 {
         match self.cfg.rcvbuf {
             BufferSize::Bytes(bytes) => bytes.min(65_535),
-            BufferSize::Auto(_) => {
-                let options = if self.cfg.timestamps {
-                    u64::from(TIMESTAMPS_OPTION_BYTES)
-                } else {
-                    0
-                };
-                rcvbuf::syn_window(u64::from(self.cfg.mss) - options)
-            }
+            BufferSize::Auto(_) => rcvbuf::syn_window(
+                u64::from(self.cfg.mss) - timestamps_option_bytes(self.cfg.timestamps),
+            ),
         }
     }
 
@@ -382,13 +377,9 @@ impl Sender {
     /// the largest segment negotiated is the payload with the timestamps option; BBR asks
     /// for three windows (`bbr_sndbuf_expand`), the others for two.
     fn sndbuf_target(&self) -> u64 {
-        let options = if self.timestamps {
-            u64::from(TIMESTAMPS_OPTION_BYTES)
-        } else {
-            0
-        };
         let factor = if self.cfg.cc == "bbr" { 3 } else { 2 };
-        sndbuf::expansion(self.mss + options, self.cwnd / self.mss, factor)
+        let largest = self.mss + timestamps_option_bytes(self.timestamps);
+        sndbuf::expansion(largest, self.cwnd / self.mss, factor)
     }
 
     /// Active open: sends the SYN and arms the timer with the initial RTO.
@@ -575,6 +566,7 @@ impl Sender {
 
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         let rack = self.rack_mode();
+        let sent_before = self.snd_max;
         if rack {
             match std::mem::take(&mut self.undo.after_ack) {
                 AfterAck::Lost => self.resend_lost(now, out),
@@ -587,7 +579,6 @@ impl Sender {
                 AfterAck::NoRetransmission => {}
             }
         }
-        let sent_before = self.snd_max;
         self.send_new(now, out);
         if rack && self.snd_max > sent_before {
             self.schedule_probe(now);
