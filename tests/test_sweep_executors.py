@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -123,8 +126,9 @@ def test_a_killed_sweep_resumes_running_only_the_missing_runs(
     assert 2 <= len(before) < RUNS, "the sweep was not stopped half-way"
     if kill == signal.SIGINT:
         assert code == 130
-        (line,) = log.read_text().strip().splitlines()
-        assert line == (
+        lines = log.read_text().strip().splitlines()
+        assert len(lines) == 1, "\n".join(lines)
+        assert lines[0] == (
             f"interrupted: {len(before)} of {RUNS} runs are stored in {out}; run the same"
             " command again to resume"
         )
@@ -153,6 +157,18 @@ def test_a_killed_sweep_resumes_running_only_the_missing_runs(
     store = tcplab.open_results(out)
     pd.testing.assert_frame_equal(by_run(store.summary()), by_run(uninterrupted.summary()))
     pd.testing.assert_frame_equal(store.series(), uninterrupted.series())
+
+
+def test_a_local_pool_stopped_early_leaves_no_thread_behind() -> None:
+    # A manager thread left running races the interpreter's exit on CPython 3.11
+    # (gh-125451) and can print a traceback after the sweep's "interrupted" line.
+    before = set(threading.enumerate())
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    futures = [pool.submit(time.sleep, 30) for _ in range(4)]
+    while not any(f.running() for f in futures):
+        time.sleep(0.01)
+    executors._stop(pool)
+    assert set(threading.enumerate()) <= before
 
 
 def test_a_dask_cluster_gives_the_local_pools_results(tmp_path: Path) -> None:

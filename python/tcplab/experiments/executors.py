@@ -202,7 +202,11 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         worker.terminate()
     for worker in workers:
         worker.join()
-    pool.shutdown(wait=False, cancel_futures=True)
+    # wait=True joins the pool's manager thread here. Left running, it races the
+    # interpreter's exit: CPython 3.11's _python_exit wakes it without the lock that its
+    # wakeup pipe is closed under (gh-125451, fixed in 3.12), and now and then an
+    # "Exception ignored ... Bad file descriptor" traceback followed our one-line message.
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _dask_outcome(task: Task, future: Any) -> Outcome:
