@@ -340,3 +340,27 @@ def test_a_sender_idle_between_messages_restarts_its_window_in_sim_and_emu() -> 
         host["tcp"]["slow_start_after_idle"] = False
     kept = tcplab.run(spec, backend="sim").media_frame().iloc[0]["delay_mean_s"]
     assert kept < 0.85 * delay["sim"], (kept, delay)
+
+
+def test_random_losses_meet_the_same_segments_on_both_backends() -> None:
+    # Both put the same frames on the path (the measurement client connects with its
+    # writer waiting, so the kernel's first data acknowledges the SYN-ACK as the
+    # simulator's does, and its control connection takes no draws), so the link's loss
+    # stream drops the same segments: the retransmissions go out at the same cumulative ACKs.
+    # At 10 Mb/s a segment takes 1.2 ms, so a 1 ms trace tells one from the next.
+    spec = {
+        "name": "losses",
+        "duration": "1s",
+        "trace_interval": "1ms",
+        "hosts": [{"name": "client", "tcp": {"cc": "reno"}}, {"name": "server"}],
+        "links": [{"rate": "10Mbps", "delay": "10ms", "loss": 0.01, "queue": {"limit": "17p"}}],
+        "app": {"kind": "bulk"},
+    }
+
+    def first_losses(run: tcplab.RunResult) -> list[int]:
+        trace = run.trace_frame().sort_values("t_s")
+        resent = trace[trace.retransmits.diff() > 0]
+        return [int(acked) // 1448 for acked in resent.acked_bytes.drop_duplicates()[:3]]
+
+    kernel, sim = run_emu(spec), tcplab.run(spec)
+    assert first_losses(kernel) == first_losses(sim)

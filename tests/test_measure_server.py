@@ -248,3 +248,13 @@ def test_fuzzed_first_messages_get_an_error_or_a_ready(running: Server, payload:
 
 def test_the_server_still_serves_after_the_fuzzing(running: Server) -> None:
     assert bulk(running.port)["end"]["sum_received"]["bytes"] > 0
+
+
+def test_a_marked_control_connection_carries_its_dscp(running: Server) -> None:
+    # The emu backend marks the client's control connection (backends/emu.py CONTROL_DSCP)
+    # so that the emulator's error models skip it; IP_TOS holds DSCP << 2 (RFC 2474 §3).
+    with client._control_connection("127.0.0.1", running.port, 1) as marked:
+        assert marked.getsockopt(socket.IPPROTO_IP, socket.IP_TOS) == 4
+    with client._control_connection("127.0.0.1", running.port, None) as plain:
+        assert plain.getsockopt(socket.IPPROTO_IP, socket.IP_TOS) == 0
+    assert running.alive()

@@ -37,6 +37,12 @@ pub fn classify(packet: &[u8]) -> Arrival {
     }
 }
 
+/// The DSCP of an IPv4 packet (RFC 2474 §3: the upper six bits of the second byte), None
+/// for anything else.
+pub fn dscp(packet: &[u8]) -> Option<u8> {
+    (packet.len() >= 20 && packet[0] >> 4 == 4).then(|| packet[1] >> 2)
+}
+
 /// The 16-bit one's complement sum of `data` (RFC 1071 §4.1: big-endian words, an odd
 /// last byte padded with zero) added to `sum`, not yet folded.
 pub fn sum_words(data: &[u8], mut sum: u32) -> u32 {
@@ -112,6 +118,16 @@ mod tests {
 
     fn header_sum(p: &[u8]) -> u16 {
         fold(sum_words(&p[..20], 0))
+    }
+
+    #[test]
+    fn the_dscp_is_the_upper_six_bits_of_the_second_byte() {
+        // RFC 2474 §3 beside RFC 3168's ECN field: DSCP 1 with ECT(0) is 0b000001_10.
+        assert_eq!(dscp(&packet(0b0000_0110, 1)), Some(1));
+        assert_eq!(dscp(&packet(0b10, 1)), Some(0));
+        let mut ipv6 = packet(0, 1);
+        ipv6[0] = 0x60;
+        assert_eq!(dscp(&ipv6), None);
     }
 
     #[test]

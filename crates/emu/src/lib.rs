@@ -92,6 +92,12 @@ pub struct EmuConfig {
     /// Ask for SCHED_FIFO for the emulator thread (kept within the kernel's real-time
     /// budget, crate::realtime).
     pub realtime: bool,
+    /// The DSCP that marks the measurement's control connection: the hops carry its
+    /// packets but no error model draws for them, so that the n-th frame of the test meets
+    /// the n-th draw of the link's stream, as in the simulator, which has no control
+    /// connection.
+    #[serde(default)]
+    pub control_dscp: Option<u8>,
     /// A CPU for the emulator thread alone: the thread binds itself to it (the caller keeps
     /// the endpoints off it), so that out of SCHED_FIFO it does not share its CPU with them.
     #[serde(default)]
@@ -232,6 +238,7 @@ fn run_here(config: &EmuConfig) -> Result<EmuReport, EmuError> {
         stop_fd: config.stop_fd,
         clock_fd: config.clock_fd,
         max_duration_ns: config.max_duration_ns,
+        control_dscp: config.control_dscp,
     }
     .run(&mut log)
     .map_err(os("emulator loop"))?;

@@ -66,6 +66,9 @@ pub struct Packet {
     pub arrival: Arrival,
     /// A queue marked it Congestion Experienced: its IP header must say so when written.
     pub ce: bool,
+    /// It belongs to the measurement's control connection (`EmuConfig::control_dscp`): the
+    /// hops carry it, but their error models neither destroy it nor draw for it.
+    pub control: bool,
     /// At the hop it is crossing: when it arrived and the queue it found.
     arrived_ns: u64,
     queue_packets: u32,
@@ -79,6 +82,7 @@ impl Packet {
             len,
             arrival,
             ce: false,
+            control: false,
             arrived_ns: 0,
             queue_packets: 0,
             queue_bytes: 0,
@@ -211,7 +215,12 @@ impl Hop {
             .take()
             .expect("a hop finishes only the frame it started");
         let wire = self.link.wire_bytes(u64::from(packet.len));
-        match self.link.depart(now, wire) {
+        let reaches = if packet.control {
+            Some(self.link.pass(now))
+        } else {
+            self.link.depart(now, wire)
+        };
+        match reaches {
             Some(reaches_ns) => {
                 let fate = Fate::Sent {
                     departure_ns: now,
@@ -438,6 +447,34 @@ mod tests {
         let d = deliveries(&o, 1000);
         for lost in d.iter().map(Option::is_none) {
             assert_eq!(lost, reference.corrupts(1002));
+        }
+    }
+
+    #[test]
+    fn control_packets_cross_without_taking_a_draw() {
+        // Every third frame is the measurement's control traffic: never lost, and the
+        // others meet the stream's draws in order, as if the control frames were not there.
+        let plan = ErrorPlan::Loss { p: 0.3 };
+        let mut p = one(hop(QueuePlan::Packets(100_000), plan));
+        let mut reference = ErrorProcess::new(plan, RngStream::new(1, "links.0.forward.errors"));
+        let mut outcomes = Vec::new();
+        let mut sinks = Sinks {
+            log: &mut |_: usize, _: &HopEvent, _: u32| {},
+            out: &mut |o| outcomes.push(o),
+        };
+        for k in 0..900u32 {
+            let mut packet = Packet::new(k, 1000, Arrival::default());
+            packet.control = k % 3 == 0;
+            p.offer(u64::from(k) * 10_000_000, packet, &mut sinks);
+        }
+        p.advance(u64::MAX, &mut sinks);
+        let d = deliveries(&outcomes, 900);
+        for (k, delivered) in d.iter().enumerate() {
+            if k % 3 == 0 {
+                assert!(delivered.is_some(), "control frame {k}");
+            } else {
+                assert_eq!(delivered.is_none(), reference.corrupts(1002), "frame {k}");
+            }
         }
     }
 

@@ -124,11 +124,14 @@ pub struct Shuttle {
     /// until then, a scheduled hop holds its values of time 0.
     pub clock_fd: Option<RawFd>,
     pub max_duration_ns: u64,
+    /// Packets with this DSCP are the measurement's control traffic (`Packet::control`).
+    pub control_dscp: Option<u8>,
 }
 
 impl Shuttle {
     /// Runs until `stop_fd` is readable or `max_duration_ns` has passed.
     pub fn run(mut self, log: &mut Option<PacketLog>) -> io::Result<Outcome> {
+        let control_dscp = self.control_dscp;
         let epoll = Epoll::new()?;
         let timer = Timer::new()?;
         for (dir, tun) in self.tuns.iter().enumerate() {
@@ -273,10 +276,13 @@ impl Shuttle {
                                 intake(&read_buffer[..len], &mut pool, |pool, b, len| {
                                     stats.packets_in += 1;
                                     let ip_packet = &pool.buffers[b as usize][vnet::LEN..];
-                                    let header = ip::classify(&ip_packet[..len as usize]);
+                                    let ip_packet = &ip_packet[..len as usize];
+                                    let mut packet = Packet::new(b, len, ip::classify(ip_packet));
+                                    packet.control = control_dscp.is_some()
+                                        && ip::dscp(ip_packet) == control_dscp;
                                     path.offer(
                                         arrival,
-                                        Packet::new(b, len, header),
+                                        packet,
                                         &mut Sinks {
                                             log: &mut |hop, e, len| note(dir, hop, e, len),
                                             out: &mut |o| outcome(dir, o, pool, stats),

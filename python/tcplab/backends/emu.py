@@ -74,6 +74,11 @@ PACKET_LOG_RECORDS = 2_000_000
 # The latency statistics of the simulator's summary.rr (crates/sim/src/metrics/latency.rs).
 RR_LATENCIES = ("mean", "p50", "p90", "p99", "max")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+# The DSCP of the measurement client's control connection (RFC 8622's Lower Effort; no hop
+# of the emulator schedules by DSCP): its packets cross the emulated path but take no draw
+# from a link's error model, so the test's n-th frame meets the n-th draw, as in the
+# simulator, which has no control connection (docs/emu.md).
+CONTROL_DSCP = 1
 
 
 def _check(ok: bool, field: str, message: str) -> None:
@@ -263,6 +268,7 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "options": _options(sender, receiver=False),
         "test": test,
         "proxied": bool(relays),
+        "control_dscp": CONTROL_DSCP,
     }
     configs = client_configs(plan, client_config, start_at_ns)
     clients = [net.popen(0, [*child, json.dumps(config)]) for config in configs]
@@ -352,6 +358,7 @@ def run(plan: Mapping[str, Any]) -> dict[str, Any]:
         "max_duration_ns": int((duration_s + 4 * SLACK_S) * NS_PER_S),
         "realtime": True,
         "packet_log": plan.get("emu", {}).get("packet_log") or _packet_log_from_environment(),
+        "control_dscp": CONTROL_DSCP,
     }
     # Each host's route options follow the MSS of the endpoint it talks to: the other host,
     # or the PEP next to it.

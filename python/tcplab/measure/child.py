@@ -46,6 +46,7 @@ def main(argv: list[str]) -> int:
             proxied=config.get("proxied", False),
             start_at_ns=config.get("start_at_ns"),
             origin_ns=config.get("origin_ns"),
+            control_dscp=config.get("control_dscp"),
         )
     sys.stdout.write(json.dumps(result) + "\n")
     return 0

@@ -13,6 +13,8 @@ and both sides' CPU time (and an rr test's `transactions`).
 
 from __future__ import annotations
 
+import errno
+import os
 import select
 import socket
 import struct
@@ -90,6 +92,36 @@ class _Sampler(threading.Thread):
             k += 1
 
 
+def _connect_writer_waiting(sock: socket.socket, address: tuple[str, int]) -> None:
+    """Connect with this thread already waiting in send(), as the simulator's application
+    is waiting with its data when the connection opens.
+
+    Linux then lets the first data carry the ACK of the SYN-ACK instead of sending the
+    handshake's third segment on its own (tcp_rcv_synsent_state_process: with
+    sk_write_pending set it schedules the ACK, "Save one ACK"), so the kernel's first
+    flight leaves at once, as the simulator's does, and the path's random losses draw
+    for the same frames on both. A connect() that returns before the write sends that
+    segment, and the first data some 0.5 ms later (this process's wake-up).
+    """
+    sock.setblocking(False)
+    error = sock.connect_ex(address)
+    if error not in (0, errno.EINPROGRESS):
+        raise OSError(error, f"connect to {address[0]}:{address[1]}: {os.strerror(error)}")
+    sock.setblocking(True)
+    # Bounds the wait, as a timeout on connect() would.
+    timeout = struct.pack("ll", int(STEP_TIMEOUT_S), 0)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeout)
+    try:
+        # A blocking send of nothing waits in sk_stream_wait_connect, counted in
+        # sk_write_pending, until the connection opens, and returns 0.
+        sock.send(b"")
+    except BlockingIOError:
+        raise TimeoutError(
+            f"connect to {address[0]}:{address[1]}: no answer in {STEP_TIMEOUT_S:g} s"
+        ) from None
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 0, 0))
+
+
 def _write(
     sock: socket.socket,
     message: memoryview,
@@ -128,6 +160,22 @@ def _write(
     return written
 
 
+def _control_connection(host: str, port: int, dscp: int | None) -> socket.socket:
+    if dscp is None:
+        return socket.create_connection((host, port), timeout=STEP_TIMEOUT_S)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        # RFC 2474: the DSCP is the upper six bits of the former TOS byte; set before
+        # connect() so that the SYN carries it too.
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp << 2)
+        sock.settimeout(STEP_TIMEOUT_S)
+        sock.connect((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 def run(
     host: str,
     port: int,
@@ -136,6 +184,7 @@ def run(
     proxied: bool = False,
     start_at_ns: int | None = None,
     origin_ns: int | None = None,
+    control_dscp: int | None = None,
 ) -> dict[str, Any]:
     """Run one test against the server at host:port; returns the iperf3-shaped result.
     `proxied`: host:port is a proxy's (the emulator's PEP), which connects to the server
@@ -143,8 +192,10 @@ def run(
     CLOCK_MONOTONIC time (the same clock in every network namespace), so that clients in
     processes of their own start together or at times of their own. `origin_ns`: the
     test's time 0 on that clock, from which its intervals, trace and duration count, shared
-    by clients that open apart (default: when the data connection opens)."""
-    control_sock = socket.create_connection((host, port), timeout=STEP_TIMEOUT_S)
+    by clients that open apart (default: when the data connection opens). `control_dscp`:
+    mark the control connection's packets with this DSCP (the emulator keeps them out of
+    its error models)."""
+    control_sock = _control_connection(host, port, control_dscp)
     rr: transactions.ClientSide | None = None
     with control_sock:
         control = Control(control_sock)
@@ -174,12 +225,15 @@ def run(
             cpu_start = cpu_times()
             t0 = now_ns() if origin_ns is None else origin_ns
             control.send({"event": "connecting", "t0_ns": t0, "ports": [data.getsockname()[1]]})
-            data.settimeout(STEP_TIMEOUT_S)
-            data.connect((host, port))
-            established_ns = now_ns()
-            data.setblocking(False)
             sampler = _Sampler(data, t0, workload.trace_interval_ns)
             sampler.start()
+            try:
+                _connect_writer_waiting(data, (host, port))
+            except BaseException:
+                sampler.done.set()
+                raise
+            established_ns = now_ns()
+            data.setblocking(False)
             deadline_ns = t0 + workload.duration_ns
             if workload.kind == "rr":
                 rr = transactions.ClientSide(t0, workload.interval_ns)

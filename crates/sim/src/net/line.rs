@@ -48,6 +48,16 @@ impl Line {
         }
     }
 
+    /// A frame the error model does not apply to (the emulator's own control traffic, which
+    /// no simulated path carries) left the line at `now`: when it reaches the far end. No
+    /// draw is taken, so the frames after it meet the draws they would without it.
+    pub fn pass(&mut self, now: Nanos) -> Nanos {
+        match &mut self.schedule {
+            None => now + self.delay_ns,
+            Some(schedule) => schedule.depart(now).0,
+        }
+    }
+
     /// The frame of `wire` bytes left the line at `now`: when it reaches the far end, or
     /// None if the error model destroyed it.
     pub fn depart(&mut self, now: Nanos, wire: u64) -> Option<Nanos> {
