@@ -134,9 +134,10 @@ class Tcp(StrictModel):
     )
     loss_recovery: Literal["classic", "rack"] = Field(
         "classic",
-        description="how a SACK connection finds and repairs losses: classic, by duplicate "
-        "ACKs (RFC 6675; RFC 5681/6582 without SACK); rack, RACK-TLP (RFC 8985) with "
-        "proportional rate reduction (RFC 6937) in Linux's congestion states",
+        description="how a connection finds and repairs losses: classic, by duplicate "
+        "ACKs (RFC 6675; RFC 5681/6582 without SACK); rack, as Linux: RACK-TLP (RFC 8985) "
+        "with proportional rate reduction (RFC 6937) in Linux's congestion states, and "
+        "without SACK the same states with duplicate ACKs counted as SACKed segments",
     )
     dsack: bool = Field(
         False,
@@ -148,7 +149,7 @@ class Tcp(StrictModel):
         description="undo a window reduction that proves spurious, as Linux does "
         "(tcp_try_undo_*): when an ACK echoes a timestamp older than the first "
         "retransmission (RFC 3522) or D-SACKs report every retransmission (RFC 3708), cwnd "
-        "and ssthresh return to what they were; with loss_recovery = 'rack' and SACK",
+        "and ssthresh return to what they were; with loss_recovery = 'rack'",
     )
     slow_start_after_idle: bool = Field(
         False,
@@ -161,7 +162,7 @@ class Tcp(StrictModel):
         description="F-RTO (RFC 5682 section 3.1, Linux's net.ipv4.tcp_frto): after a "
         "timeout, send new data before retransmitting more; if the next ACK covers data "
         "never retransmitted, the timeout was spurious and the reduction is undone; with "
-        "loss_recovery = 'rack' and SACK",
+        "loss_recovery = 'rack'",
     )
     gso: bool = Field(
         False,

@@ -206,7 +206,11 @@ impl Receiver {
         let end = seg.end().min(window_end);
         if end > self.rcv_nxt {
             self.autotune_on_data(now, seg, end);
-            self.grow_window(u64::from(seg.len));
+            // Linux `tcp_data_queue_ofo`: without SACK, data out of order leaves the window
+            // alone, so that its ACKs stay duplicates and trigger fast retransmit.
+            if seg.seq <= self.rcv_nxt || self.sack {
+                self.grow_window(u64::from(seg.len));
+            }
         }
         if seg.seq < self.rcv_nxt {
             // RFC 2883 §4 (1), Linux `tcp_data_queue`: the part below RCV.NXT was a
@@ -672,6 +676,28 @@ mod tests {
         r.on_segment(MS, &Segment::data(20 * 1460, 1460, 0, 0));
         assert!(acks(&mut r, MS).is_empty());
         assert_eq!(r.advertised_window(), 100_000 - 21 * 1460);
+    }
+
+    #[test]
+    fn without_sack_data_out_of_order_leaves_the_window_alone() {
+        // Linux tcp_data_queue_ofo grows the window for data out of order only with SACK,
+        // so that without it the ACKs stay duplicates (RFC 5681 §2) and trigger fast
+        // retransmit. The SYN here carries no SACK-permitted.
+        let mut r = Receiver::new(ReceiverConfig {
+            initial_rwnd: Some(10),
+            ..receiver(true, 100_000, true).cfg
+        });
+        accept_scaled_syn(&mut r);
+        r.on_segment(MS, &Segment::data(0, 1460, 0, 0));
+        acks(&mut r, MS);
+        let window = r.advertised_window();
+        for i in 2..5u64 {
+            r.on_segment(MS, &Segment::data(i * 1460, 1460, 0, 0));
+            let dup = acks(&mut r, MS);
+            assert_eq!(dup.len(), 1);
+            assert_eq!(dup[0].ack, 1460);
+        }
+        assert_eq!(r.advertised_window(), window);
     }
 
     #[test]

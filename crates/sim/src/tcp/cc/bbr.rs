@@ -115,6 +115,8 @@ pub struct Bbr {
     idle_restart: bool,
     /// cwnd to restart from once ProbeRTT ends (Linux sets `snd_cwnd` there).
     restored_cwnd: Option<u64>,
+    /// ssthresh for the sender once Startup ends (Linux sets `snd_ssthresh` there).
+    drain_ssthresh: Option<u64>,
     prior_cwnd: u64,
     prev_ca_state: CaState,
     packet_conservation: bool,
@@ -166,6 +168,7 @@ impl Bbr {
             probe_rtt_round_done: Default::default(),
             idle_restart: Default::default(),
             restored_cwnd: Default::default(),
+            drain_ssthresh: Default::default(),
             prior_cwnd: Default::default(),
             prev_ca_state: Default::default(),
             packet_conservation: Default::default(),
@@ -456,6 +459,9 @@ impl Bbr {
     fn check_drain(&mut self, s: &CcState) {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
+            // bbr_check_drain: ssthresh becomes the estimated BDP, so the connection is
+            // out of slow start (tcp_in_slow_start) from here on; BBR never changes it again.
+            self.drain_ssthresh = Some(self.inflight(self.max_bw(), 1.0, s.mss));
         }
         if self.mode == Mode::Drain
             && self.in_net_at_departure(s, s.flight) <= self.inflight(self.max_bw(), 1.0, s.mss)
@@ -594,6 +600,10 @@ impl CongestionControl for Bbr {
     fn ssthresh_after_loss(&mut self, s: &CcState) -> u64 {
         self.save_cwnd(s.cwnd);
         s.cwnd
+    }
+
+    fn take_ssthresh(&mut self) -> Option<u64> {
+        self.drain_ssthresh.take()
     }
 
     /// cwnd changes only through `on_rate_sample`, as Linux calls BBR's `cong_control`
@@ -761,6 +771,23 @@ mod tests {
         assert!((h.bbr.max_bw() - BW).abs() < 1.0);
         assert!(h.bbr.full_bw_reached);
         assert_ne!(h.bbr.mode, Mode::Startup);
+    }
+
+    #[test]
+    fn leaving_startup_sets_ssthresh_to_the_estimated_bdp_once() {
+        // tcp_bbr.c bbr_check_drain: snd_ssthresh = bbr_inflight(max_bw, BBR_UNIT) as the
+        // mode turns to Drain; the kernel reports it in tcpi_snd_ssthresh from then on.
+        let mut h = Harness::new();
+        let mut taken = Vec::new();
+        for _ in 0..30 {
+            h.round(100);
+            taken.extend(h.bbr.take_ssthresh());
+        }
+        assert!(h.bbr.full_bw_reached);
+        // 1 MB/s x 100 ms = 100 segments, and the quantization budget of three bursts of
+        // two segments each at Drain's pacing rate (bbr_quantization_budget).
+        assert_eq!(h.bbr.bdp(h.bbr.max_bw(), 1.0, MSS), 100 * MSS);
+        assert_eq!(taken, vec![106 * MSS]);
     }
 
     #[test]

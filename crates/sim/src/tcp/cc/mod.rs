@@ -154,6 +154,11 @@ pub trait CongestionControl {
     fn on_rate_sample(&mut self, _s: &CcState, _rs: &RateSample) -> Option<u64> {
         None
     }
+    /// A new ssthresh the algorithm set while taking the last rate sample, handed over
+    /// once (BBR's, on leaving Startup).
+    fn take_ssthresh(&mut self) -> Option<u64> {
+        None
+    }
     /// The algorithm alone sets cwnd on ACKs (Linux's `cong_control` hook): the RACK
     /// sender then applies neither PRR nor slow start or congestion avoidance, and leaves
     /// cwnd as it is when recovery ends (`tcp_end_cwnd_reduction` returns early).

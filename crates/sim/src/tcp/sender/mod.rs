@@ -10,6 +10,7 @@ mod prr;
 mod rack;
 mod rack_recovery;
 mod recovery;
+mod reno_sack;
 mod rtx_queue;
 mod sack_recovery;
 mod sndbuf;
@@ -32,8 +33,9 @@ use crate::engine::{Nanos, RngStream};
 use prr::Prr;
 use rack::Rack;
 use rack_recovery::Probe;
-use rtx_queue::RtxQueue;
+use reno_sack::Reordering;
 use rtx_queue::TxRate;
+use rtx_queue::{Covered, RtxQueue};
 use sndbuf::{SendBuffer, Seqs};
 pub use sndbuf::{SndbufAccounting, TCP_WMEM};
 pub(crate) use sndbuf::{SKB_SHARED_INFO_TRUESIZE, SK_BUFF_TRUESIZE, TCP_MSS_DEFAULT};
@@ -63,7 +65,8 @@ pub enum LossRecovery {
     #[default]
     Classic,
     /// RACK-TLP (RFC 8985) with PRR (RFC 6937) in Linux's congestion states
-    /// (`rack_recovery.rs`); without SACK, as `Classic`.
+    /// (`rack_recovery.rs`); without SACK, Linux's duplicate-ACK counting in the same
+    /// states (`reno_sack.rs`).
     Rack,
 }
 
@@ -107,9 +110,9 @@ pub struct SenderConfig {
     pub loss_recovery: LossRecovery,
     /// Linux's `tcp_slow_start_after_idle`: cwnd restarts after an idle spell (`idle.rs`).
     pub slow_start_after_idle: bool,
-    /// F-RTO (RFC 5682) after a timeout, with RACK-TLP (`undo.rs`).
+    /// F-RTO (RFC 5682) after a timeout, with Linux's recovery (`undo.rs`).
     pub frto: bool,
-    /// Linux's undo of spurious reductions, with RACK-TLP (`undo.rs`).
+    /// Linux's undo of spurious reductions, with Linux's recovery (`undo.rs`).
     pub undo: bool,
     /// Linux's GSO buffers and their deferral (`tso.rs`) for a sender that does not pace.
     pub gso: bool,
@@ -146,7 +149,8 @@ pub struct SenderStats {
 
 /// A first transmission whose ACK may give an RTT sample and a delivery-rate sample
 /// (draft-cheng-iccrg-delivery-rate-estimation §3.2: the connection's delivery state at
-/// the moment the packet was sent).
+/// the moment the packet was sent). Kept without RACK only: RACK's retransmission queue
+/// has a record of each segment with the same facts.
 struct Timed {
     end: u64,
     sent_at: Nanos,
@@ -244,6 +248,8 @@ pub struct Sender {
     probe_timer: Option<Nanos>,
     probe: Option<Probe>,
     consecutive_timeouts: u32,
+    /// Without SACK, the duplicate ACKs that mark the head lost (`reno_sack.rs`).
+    reno_reordering: Reordering,
     /// What undoing a spurious reduction needs (`undo.rs`).
     undo: Undo,
     /// ECN negotiated (our SYN asked, the SYN-ACK agreed: RFC 3168 §6.1.1); CWR owed on
@@ -330,6 +336,7 @@ impl Sender {
             probe_timer: None,
             probe: None,
             consecutive_timeouts: 0,
+            reno_reordering: Reordering::default(),
             undo: Undo::default(),
             ecn_ok: false,
             cwr_pending: false,
@@ -517,12 +524,14 @@ impl Sender {
             if len < self.mss {
                 self.snd_sml = seg.end();
             }
-            self.timed.push_back(Timed {
-                end: seg.end(),
-                sent_at: now,
-                retransmitted: false,
-                tx,
-            });
+            if !self.rack_mode() {
+                self.timed.push_back(Timed {
+                    end: seg.end(),
+                    sent_at: now,
+                    retransmitted: false,
+                    tx,
+                });
+            }
         }
         if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
             // Linux spaces departures by the payload alone (`tcp_update_skb_after_send`
@@ -911,26 +920,48 @@ impl Sender {
         self.timer = (self.snd_una < self.snd_max).then(|| now + self.rto.rto());
     }
 
-    /// One sample per ACK, from the oldest segment it newly acknowledges (as Linux does);
-    /// if any of those segments was retransmitted, Karn's algorithm (RFC 6298 §3) forbids
-    /// that sample and only the echoed timestamp can give one (RFC 7323 §4, as Linux).
+    /// The RTT sample and the delivery-rate sample of an ACK that newly acknowledges
+    /// `delivered` bytes, from the first transmissions in `timed` it covers (without RACK).
     fn take_rtt_sample(&mut self, now: Nanos, seg: &Segment, delivered: u64) {
         let ack = seg.ack.max(self.snd_una);
         let acked = ack - self.snd_una;
-        let mut oldest = None;
+        let mut covered = Covered::default();
         let mut newest = None;
-        let mut ambiguous = false;
         while let Some(t) = self.timed.front() {
             if t.end > ack {
                 break;
             }
-            oldest.get_or_insert(t.sent_at);
-            ambiguous |= t.retransmitted;
+            covered.include(t.sent_at, t.retransmitted, false);
             newest = self.timed.pop_front();
         }
-        self.rtt_sample = match (oldest, ambiguous, seg.timestamps) {
-            (Some(sent_at), false, _) => Some(now - sent_at),
-            (_, true, Some(ts)) if self.timestamps => {
+        self.sample_rtt(now, seg, covered, None);
+        if delivered == 0 {
+            return;
+        }
+        self.note_delivered(now, delivered);
+        let prior_in_flight = self.in_flight();
+        self.rate_sample = newest.map(|p| {
+            let rtt = (!p.retransmitted).then(|| now - p.sent_at);
+            self.rate_sample_from(now, p.tx, p.sent_at, rtt, acked, prior_in_flight)
+        });
+    }
+
+    /// One sample per ACK (Linux `tcp_ack_update_rtt`): from the oldest segment it newly
+    /// acknowledges cumulatively, unless any of those was retransmitted (Karn's algorithm,
+    /// RFC 6298 §3); else from the oldest never-retransmitted segment it newly SACKs, sent
+    /// at `sacked_sent_at` (`sack_rtt_us`), so that recovery keeps measuring; else, for an
+    /// ACK that moves the cumulative point, from the echoed timestamp (RFC 7323 §4).
+    fn sample_rtt(
+        &mut self,
+        now: Nanos,
+        seg: &Segment,
+        covered: Covered,
+        sacked_sent_at: Option<Nanos>,
+    ) {
+        let acked = covered.first_sent_at.filter(|_| !covered.retransmitted);
+        self.rtt_sample = match (acked.or(sacked_sent_at), seg.timestamps) {
+            (Some(sent_at), _) => Some(now - sent_at),
+            (None, Some(ts)) if self.timestamps && covered.records > 0 => {
                 let ms = timestamp_clock(now).wrapping_sub(ts.ecr);
                 Some(u64::from(ms) * 1_000_000)
             }
@@ -939,6 +970,11 @@ impl Sender {
         if let Some(rtt) = self.rtt_sample {
             self.rto.sample(rtt, seg.ack, self.snd_nxt);
         }
+    }
+
+    /// `delivered` more bytes reached the receiver at `now` (§3.2: the connection's
+    /// delivered count and time, and the end of an app-limited spell).
+    fn note_delivered(&mut self, now: Nanos, delivered: u64) {
         if delivered == 0 {
             return;
         }
@@ -947,14 +983,6 @@ impl Sender {
         if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
-        if self.rack_mode() {
-            return; // the RACK sender samples its retransmission queue (`on_ack_rack`)
-        }
-        let prior_in_flight = self.in_flight();
-        self.rate_sample = newest.map(|p| {
-            let rtt = (!p.retransmitted).then(|| now - p.sent_at);
-            self.rate_sample_from(now, p.tx, p.sent_at, rtt, acked, prior_in_flight)
-        });
     }
 
     /// The delivery-rate sample of an ACK whose most recently sent delivered packet left
@@ -998,6 +1026,9 @@ impl Sender {
             .unwrap_or_else(|| RateSample::invalid(self.delivered, 0, prior_in_flight));
         if let Some(cwnd) = self.cc.on_rate_sample(&self.cc_state(now), &rs) {
             self.cwnd = cwnd;
+        }
+        if let Some(ssthresh) = self.cc.take_ssthresh() {
+            self.ssthresh = ssthresh;
         }
     }
 

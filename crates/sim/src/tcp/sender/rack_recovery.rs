@@ -12,7 +12,8 @@
 //! - Loss: the retransmission timer expired: the head, and everything sent a RACK RTT ago,
 //!   is lost; cwnd restarts from one segment above the flight and slow start resends it.
 //!
-//! Used when both ends negotiated SACK; without SACK the classic recoveries apply.
+//! Without SACK the states, PRR and undo are the same, and duplicate ACKs stand in for
+//! SACKs and RACK (`reno_sack.rs`), as in Linux.
 
 use super::prr::Prr;
 use super::rtx_queue::Delivery;
@@ -34,9 +35,9 @@ pub(super) struct Probe {
 }
 
 impl Sender {
-    /// RACK-TLP applies: asked for, SACK negotiated, and not Tahoe's go-back-N.
+    /// Linux's recovery applies: asked for, and not Tahoe's go-back-N.
     pub(super) fn rack_mode(&self) -> bool {
-        self.rack_recovery && self.sack_ok
+        self.rack_recovery
     }
 
     fn segments(&self, bytes: u64) -> u64 {
@@ -56,6 +57,10 @@ impl Sender {
         let mut original_delivered = false;
         let high_seq = self.high_seq;
         let mut original = |d: Delivery| original_delivered |= !d.ever_retrans && d.end <= high_seq;
+        // The first segment this ACK newly SACKs that was never resent: its send time
+        // times a round trip when the cumulative ACK cannot (Linux `first_sackt`).
+        let mut sacked_sent_at = None;
+        let sack = self.sack_ok;
         let echoed = self.echoed(seg);
         let (rtx, rack) = (&mut self.rtx, &mut self.rack);
         let sacked_before = rtx.sacked_bytes();
@@ -65,23 +70,38 @@ impl Sender {
             rack.advance(d, now, min_rtt);
             newest = sent_later(newest, d);
             original(d);
+            if !d.ever_retrans {
+                sacked_sent_at.get_or_insert(d.sent_at);
+            }
         });
         let cumulative = seg.ack.max(self.snd_una);
         let sacked_mid = rtx.sacked_bytes();
-        rtx.acknowledge(cumulative, |d| {
-            rack.note_acked(d, prior_highest_sacked);
-            // Linux `tcp_skb_spurious_retrans`: a resent segment whose ACK echoes a time
-            // before it was resent was delivered by an earlier transmission.
-            if !(d.ever_retrans && echoes_before(echoed, timestamp_clock(d.sent_at))) {
-                rack.advance(d, now, min_rtt);
+        let covered = rtx.acknowledge(cumulative, |d| {
+            // Without SACK, Linux neither looks for reordering here nor moves RACK
+            // (`tcp_clean_rtx_queue`).
+            if sack {
+                rack.note_acked(d, prior_highest_sacked);
+                // Linux `tcp_skb_spurious_retrans`: a resent segment whose ACK echoes a
+                // time before it was resent was delivered by an earlier transmission.
+                if !(d.ever_retrans && echoes_before(echoed, timestamp_clock(d.sent_at))) {
+                    rack.advance(d, now, min_rtt);
+                }
             }
             newest = sent_later(newest, d);
             original(d);
         });
         let sacked_covered = sacked_mid - rtx.sacked_bytes();
         debug_assert!(sacked_mid == sacked_before + newly_sacked);
-        let delivered = newly_sacked + (cumulative - self.snd_una) - sacked_covered + dsack.bytes;
-        self.take_rtt_sample(now, seg, delivered);
+        let mut delivered =
+            newly_sacked + (cumulative - self.snd_una) - sacked_covered + dsack.bytes;
+        if !sack {
+            delivered = self.remove_reno_sacks(covered.records, delivered);
+            // Without SACK bits nothing shows which transmission got through
+            // (FLAG_RETRANS_DATA_ACKED clears FLAG_ORIG_SACK_ACKED).
+            original_delivered &= !covered.retransmitted;
+        }
+        self.sample_rtt(now, seg, covered, sacked_sent_at);
+        self.note_delivered(now, delivered);
         // Every ACK gives the algorithm a sample (Linux `tcp_rate_gen`): an invalid one
         // when nothing delivered carried rate state, with what was acknowledged and lost.
         let mut sample = match newest {
@@ -107,18 +127,37 @@ impl Sender {
             una_advanced,
             original_delivered,
             data_sacked: newly_sacked > 0,
-            duplicate: !una_advanced && !window_changed && dsack.bytes == 0 && seg.len == 0,
+            duplicate: !una_advanced
+                && !window_changed
+                && dsack.bytes == 0
+                && seg.len == 0
+                && !self.rtx.is_empty(),
         };
         self.note_ack_for_undo(seg);
-        if self.ca_state == CaState::Loss {
+        let delivered_before = self.delivered;
+        let held = if self.ca_state == CaState::Loss {
             self.process_loss(now, seg, facts);
+            false
         } else {
-            self.leave_finished_state(now, seg);
+            self.leave_finished_state(now, seg)
+        };
+        if !held {
+            if !sack {
+                self.count_reno_dupacks(now, una_advanced, facts.duplicate);
+            }
+            self.try_undo_on_ack(now, seg, facts);
         }
-        self.try_undo_on_ack(now, seg, facts);
+        // Duplicate ACKs without SACK report deliveries of their own.
+        delivered += self.delivered - delivered_before;
+        sample.acked = delivered;
 
         let mut newly_lost = 0;
-        if self.rack.advanced() && self.undo.after_ack != AfterAck::NoRetransmission {
+        if !sack {
+            if !held {
+                self.newreno_mark_lost(una_advanced);
+            }
+            newly_lost = self.rtx.lost_total - lost_before;
+        } else if self.rack.advanced() && self.undo.after_ack != AfterAck::NoRetransmission {
             let reo_wnd = self.reo_wnd();
             let detection = self.rack.detect_loss(&mut self.rtx, now, reo_wnd);
             newly_lost = detection.newly_lost;
@@ -168,18 +207,25 @@ impl Sender {
 
     /// Linux `tcp_fastretrans_alert` step D: Recovery and CWR end once the cumulative ACK
     /// passes `high_seq` and set cwnd to ssthresh (`tcp_end_cwnd_reduction`), unless
-    /// Recovery proves spurious and is undone (Loss ends in `process_loss`).
-    fn leave_finished_state(&mut self, now: Nanos, seg: &Segment) {
+    /// Recovery proves spurious and is undone (Loss ends in `process_loss`). True when,
+    /// without SACK, Recovery holds at `high_seq` and this ACK is done with.
+    fn leave_finished_state(&mut self, now: Nanos, seg: &Segment) -> bool {
         let done = match self.ca_state {
             CaState::Recovery => self.snd_una >= self.high_seq,
             CaState::Cwr => self.snd_una > self.high_seq,
             CaState::Open | CaState::Disorder | CaState::Loss => false,
         };
         if !done {
-            return;
+            return false;
         }
         if self.ca_state == CaState::Recovery {
+            if !self.sack_ok {
+                self.reset_reno_sacks();
+            }
             self.try_undo_recovery(now, seg);
+            if self.holds_at_high_seq() {
+                return true;
+            }
         }
         if (self.ca_state == CaState::Cwr || self.reduction_stands())
             && self.ssthresh != u64::MAX
@@ -189,10 +235,12 @@ impl Sender {
         }
         self.ca_state = CaState::Open;
         self.in_recovery = false;
+        false
     }
 
     pub(super) fn open_or_disorder(&self) -> CaState {
-        if self.rtx.sacked_bytes() + self.rtx.lost_bytes() + self.rtx.retrans_bytes() > 0 {
+        let rtx = &self.rtx;
+        if rtx.sacked_bytes() + rtx.dupacked_bytes() + rtx.lost_bytes() + rtx.retrans_bytes() > 0 {
             CaState::Disorder
         } else {
             CaState::Open
@@ -235,7 +283,8 @@ impl Sender {
 
     /// ssthresh from the algorithm (`icsk_ca_ops->ssthresh`). One that sets cwnd itself
     /// keeps its own: Linux's `bbr_ssthresh` only saves cwnd and returns `snd_ssthresh`
-    /// as it was, so a BBR sender's ssthresh stays infinite.
+    /// as it was, so a BBR sender's ssthresh stays what BBR set (infinite until Startup
+    /// ends, then the BDP estimate).
     fn reduce_ssthresh(&mut self, state: &CcState) {
         let ssthresh = self.cc.ssthresh_after_loss(state);
         if !self.cc.sets_cwnd_itself() {
@@ -284,7 +333,7 @@ impl Sender {
         (self.snd_una + self.rwnd).min(self.snd_nxt + cwnd_room)
     }
 
-    /// RFC 8985 §7.2 (Linux `tcp_schedule_loss_probe`): in Open or CWR, with data
+    /// RFC 8985 §7.2 (Linux `tcp_schedule_loss_probe`): with SACK, in Open or CWR, with data
     /// outstanding and no probe or reordering timer pending, a probe after
     /// PTO = 2·SRTT, plus the peer's delayed-ACK time when a single segment is out, and
     /// never later than the retransmission timer.
@@ -294,6 +343,7 @@ impl Sender {
             return;
         };
         if self.rtx.is_empty()
+            || !self.sack_ok
             || self.probe.is_some()
             || self.reo_timer.is_some()
             || !matches!(self.ca_state, CaState::Open | CaState::Cwr)
@@ -429,6 +479,7 @@ impl Sender {
             self.note_reduction();
         }
         self.cc.on_timeout(&state);
+        self.reset_reno_sacks();
         self.rtx.mark_lost_on_timeout(now, self.rack.rtt);
         self.start_loss_undo((!reduced_already).then_some(prior_ssthresh), new_recovery);
         self.consecutive_timeouts += 1;

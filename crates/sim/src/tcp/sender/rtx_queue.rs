@@ -5,7 +5,8 @@
 //! data in flight is known without walking the queue:
 //!
 //! in_flight = outstanding − SACKed − lost + retransmitted (Linux `tcp_packets_in_flight`,
-//! RFC 6675's pipe in the form RFC 8985 §6.2 uses).
+//! RFC 6675's pipe in the form RFC 8985 §6.2 uses). Without SACK, "SACKed" is what the
+//! duplicate ACKs report held (`reno_sack.rs`).
 //!
 //! Every operation costs O(log n) plus the records it changes, whatever the number of
 //! holes: SACK blocks are compared with the SACKed ranges already known, so a block
@@ -65,6 +66,30 @@ pub struct Delivery {
     pub tx: TxRate,
 }
 
+/// What an ACK newly covers of the segments sent, for its RTT sample: when the first of
+/// them not SACKed before was last sent (Linux `first_ackt`), and whether any was ever
+/// retransmitted (Karn's algorithm, RFC 6298 §3, forbids a sample then, and that send
+/// time is not the first's); and how many records it dropped (Linux's `pkts_acked`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Covered {
+    pub first_sent_at: Option<Nanos>,
+    pub retransmitted: bool,
+    pub records: u64,
+}
+
+impl Covered {
+    /// The ACK covers one more record, sent last at `sent_at`: only one not SACKed before
+    /// can time it (Linux skips `TCPCB_SACKED_ACKED` for `first_ackt`), and any ever resent
+    /// forbids the sample.
+    pub fn include(&mut self, sent_at: Nanos, ever_retrans: bool, sacked: bool) {
+        self.retransmitted |= ever_retrans;
+        self.records += 1;
+        if !sacked {
+            self.first_sent_at.get_or_insert(sent_at);
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct RtxQueue {
     /// Contiguous records in sequence order, from the cumulative ACK to the highest byte sent.
@@ -75,6 +100,9 @@ pub struct RtxQueue {
     low: u64,
     high: u64,
     sacked: u64,
+    /// Bytes a connection without SACK counts as held by the receiver, a segment per
+    /// duplicate ACK (Linux `sacked_out` when `tcp_is_reno`); no record is marked.
+    dupacked: u64,
     lost: u64,
     retrans: u64,
     sacked_ranges: RangeSet,
@@ -124,7 +152,21 @@ impl RtxQueue {
     }
 
     pub fn in_flight(&self) -> u64 {
-        self.outstanding() - self.sacked - self.lost + self.retrans
+        // Duplicate ACKs count whole segments, which a short tail record may not fill.
+        (self.outstanding() - self.sacked - self.lost).saturating_sub(self.dupacked) + self.retrans
+    }
+
+    /// Records outstanding (Linux `packets_out`: one segment each).
+    pub fn segments(&self) -> u64 {
+        self.records.len() as u64
+    }
+
+    pub fn dupacked_bytes(&self) -> u64 {
+        self.dupacked
+    }
+
+    pub fn set_dupacked(&mut self, bytes: u64) {
+        self.dupacked = bytes;
     }
 
     pub fn head(&self) -> Option<&Record> {
@@ -262,9 +304,10 @@ impl RtxQueue {
             .sum()
     }
 
-    /// The cumulative ACK reached `ack`: drops the records it covers and reports each that
-    /// was not SACKed before.
-    pub fn acknowledge(&mut self, ack: u64, mut delivered: impl FnMut(Delivery)) {
+    /// The cumulative ACK reached `ack`: drops the records it covers, SACKed or not, and
+    /// reports each that was not SACKed before.
+    pub fn acknowledge(&mut self, ack: u64, mut delivered: impl FnMut(Delivery)) -> Covered {
+        let mut covered = Covered::default();
         while let Some(r) = self.records.front().copied() {
             if r.start >= ack {
                 break;
@@ -278,6 +321,7 @@ impl RtxQueue {
             self.low = self.records.front().map_or(self.high, |next| next.start);
             self.dropped += 1;
             self.forget(&r);
+            covered.include(r.sent_at, r.ever_retrans, r.sacked);
             if !r.sacked {
                 delivered(Delivery {
                     sent_at: r.sent_at,
@@ -295,6 +339,7 @@ impl RtxQueue {
         {
             self.by_time.pop_front();
         }
+        covered
     }
 
     fn forget(&mut self, r: &Record) {

@@ -900,6 +900,24 @@ fn rack_waits_a_quarter_min_rtt_then_marks_the_hole_lost_once_three_segments_are
 }
 
 #[test]
+fn rack_times_round_trips_from_newly_sacked_segments_but_not_from_ones_sacked_before() {
+    // Linux tcp_ack_update_rtt: an ACK that only SACKs is timed by the oldest segment it
+    // newly SACKs that was never resent (sack_rtt_us), so recovery keeps measuring; a
+    // cumulative ACK by the oldest segment it covers that was not SACKed before
+    // (first_ackt). Ten segments sent at 100 ms; SRTT 100 ms from the handshake.
+    let (mut s, _) = rack_sender(100_000);
+    sack_ack(&mut s, 260, 0, &[(1000, 2000)]);
+    let after_sack = (7 * 100 * MS + 160 * MS) / 8;
+    assert_eq!(s.rto().srtt(), Some(after_sack));
+    ack(&mut s, 270, 1000);
+    let after_ack = (7 * after_sack + 170 * MS) / 8;
+    assert_eq!(s.rto().srtt(), Some(after_ack));
+    // Covers only the segment SACKed at 260 ms: no sample (no timestamps either).
+    ack(&mut s, 280, 2000);
+    assert_eq!(s.rto().srtt(), Some(after_ack));
+}
+
+#[test]
 fn prr_lets_out_ssthresh_over_recover_fs_of_what_each_ack_delivers() {
     // RFC 6937 with Reno (ssthresh = cwnd/2 = 5 of RecoverFS = 10, as Linux halves cwnd):
     // while the flight is above ssthresh, prr_out follows ⌈prr_delivered · 5 / 10⌉, so the
@@ -957,8 +975,13 @@ fn a_timeout_with_rack_marks_everything_lost_and_restarts_from_one_segment() {
 /// A RACK-TLP sender that undoes spurious reductions (with F-RTO if asked), timestamps on
 /// if asked; ten segments sent at 100 ms (100 ms RTT), a megabyte written.
 fn undo_sender(timestamps: bool, undo: bool, frto: bool) -> Sender {
+    recovering_sender(true, timestamps, undo, frto)
+}
+
+/// As `undo_sender`, with SACK negotiated or not.
+fn recovering_sender(sack: bool, timestamps: bool, undo: bool, frto: bool) -> Sender {
     let cfg = SenderConfig {
-        sack: true,
+        sack,
         initial_window: 10,
         loss_recovery: LossRecovery::Rack,
         timestamps,
@@ -967,7 +990,7 @@ fn undo_sender(timestamps: bool, undo: bool, frto: bool) -> Sender {
         ..config()
     };
     let peer = Segment {
-        sack_permitted: true,
+        sack_permitted: sack,
         timestamps: timestamps.then_some(Timestamps { val: 1, ecr: 0 }),
         ..syn_ack(64_000)
     };
@@ -1062,6 +1085,152 @@ fn a_dsack_for_a_segment_never_resent_is_dubious_and_undoes_nothing() {
     sack_ack(&mut s, 201, 4 * MSS, &[(MSS, 3 * MSS)]);
     assert_eq!(s.ca_state, CaState::Recovery);
     assert_eq!(s.ssthresh(), 5 * MSS);
+}
+
+// ---- Linux's recovery without SACK (loss_recovery = rack, reno_sack.rs) ------------------
+
+/// A sender in Linux's states without SACK: ten segments sent at 100 ms (100 ms RTT), a
+/// megabyte written, Reno halving cwnd.
+fn reno_sack_sender() -> Sender {
+    recovering_sender(false, false, true, true)
+}
+
+#[test]
+fn without_sack_the_third_duplicate_marks_the_head_lost_and_prr_resends_it() {
+    // Linux tcp_add_reno_sack / tcp_newreno_mark_lost: each duplicate counts a segment as
+    // held, which leaves room in cwnd for a new one (RFC 3042's limited transmit follows);
+    // at three (net.ipv4.tcp_reordering) the head is lost and Recovery starts. PRR (RFC
+    // 6937), not RFC 5681's inflation: flight 12 − 3 held − 1 lost = 8 above ssthresh 5,
+    // so cwnd = 8 + 1 lets the retransmission out.
+    let mut s = reno_sack_sender();
+    assert_eq!(seqs(&ack(&mut s, 200, 0)), vec![10_000]);
+    assert_eq!(s.ca_state, CaState::Disorder);
+    assert_eq!(seqs(&ack(&mut s, 200, 0)), vec![11_000]);
+    let out = ack(&mut s, 200, 0);
+    assert_eq!(seqs(&out), vec![0]);
+    assert!(out[0].retransmission);
+    assert_eq!(s.ca_state, CaState::Recovery);
+    assert_eq!(s.ssthresh(), 5 * MSS);
+    assert_eq!(s.cwnd(), 9 * MSS);
+    assert_eq!(s.stats.fast_retransmits, 1);
+}
+
+#[test]
+fn without_sack_duplicates_in_recovery_let_data_out_in_proportion() {
+    // RFC 6937 with the flight above ssthresh: prr_out follows ⌈prr_delivered · 5 / 10⌉,
+    // one segment for every two duplicates.
+    let mut s = reno_sack_sender();
+    for _ in 0..3 {
+        ack(&mut s, 200, 0);
+    }
+    let sent: Vec<Vec<u64>> = (0..5).map(|_| seqs(&ack(&mut s, 200, 0))).collect();
+    assert_eq!(
+        sent,
+        vec![vec![], vec![12_000], vec![], vec![13_000], vec![]]
+    );
+}
+
+#[test]
+fn without_sack_a_partial_ack_marks_the_next_head_lost_and_resends_it() {
+    // RFC 6582 §3.2 step 5 as Linux does it (tcp_newreno_mark_lost): segments 0 and 5
+    // lost; the resend of 0 fills the first hole, the ACK stops at 5000, and 5000 is lost
+    // and resent at once, in Recovery still. The ACK takes back four of the eight
+    // segments the duplicates counted (tcp_remove_reno_sacks).
+    let mut s = reno_sack_sender();
+    for _ in 0..8 {
+        ack(&mut s, 200, 0);
+    }
+    let out = ack(&mut s, 300, 5 * MSS);
+    assert!(resent(&out, 5 * MSS));
+    assert_eq!(s.ca_state, CaState::Recovery);
+    assert_eq!(s.rtx.dupacked_bytes(), 4 * MSS);
+}
+
+#[test]
+fn without_sack_recovery_holds_at_its_end_until_an_ack_passes_it() {
+    // Linux tcp_try_undo_recovery for Reno (RFC 6582 §4.1): an ACK exactly at high_seq
+    // leaves the connection in Recovery, so duplicates for data sent before the recovery
+    // began start no second one; the next ACK above ends it with cwnd = ssthresh.
+    let mut s = reno_sack_sender();
+    for _ in 0..8 {
+        ack(&mut s, 200, 0);
+    }
+    let high_seq = s.high_seq;
+    assert!(s.snd_max > high_seq);
+    ack(&mut s, 300, high_seq);
+    assert_eq!(s.ca_state, CaState::Recovery);
+    for _ in 0..3 {
+        assert!(ack(&mut s, 300, high_seq)
+            .iter()
+            .all(|seg| !seg.retransmission));
+    }
+    assert_eq!(s.stats.fast_retransmits, 1);
+    ack(&mut s, 310, high_seq + MSS);
+    assert_eq!(s.ca_state, CaState::Open);
+    // cwnd = ssthresh, then congestion avoidance's growth for the same ACK.
+    assert_eq!(s.ssthresh(), 5 * MSS);
+    assert_eq!(s.cwnd(), 5 * MSS + MSS / 5);
+}
+
+#[test]
+fn without_sack_more_duplicates_than_segments_beyond_a_hole_are_reordering() {
+    // Linux tcp_limit_reno_sacked / tcp_check_reno_reordering: with two segments out, at
+    // most one can have arrived beyond a hole; further duplicates raise the reordering
+    // degree instead, and no fast retransmit follows.
+    let (mut s, sent) = established(
+        SenderConfig {
+            loss_recovery: LossRecovery::Rack,
+            undo: true,
+            ..config()
+        },
+        2 * MSS,
+    );
+    assert_eq!(sent.len(), 2);
+    for _ in 0..4 {
+        assert!(ack(&mut s, 200, 0).is_empty());
+    }
+    assert_eq!(s.rtx.dupacked_bytes(), MSS);
+    assert_eq!(s.stats.fast_retransmits, 0);
+    assert_eq!(s.ca_state, CaState::Disorder);
+}
+
+#[test]
+fn without_sack_no_tail_probe_and_a_timeout_marks_everything_lost() {
+    // Linux tcp_schedule_loss_probe needs SACK; RACK's RTT is never measured without it,
+    // so tcp_timeout_mark_lost marks every segment lost.
+    let mut s = reno_sack_sender();
+    assert_eq!(s.next_deadline(), Some(400 * MS));
+    let out = time_out(&mut s);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!(s.rtx.lost_bytes(), 10 * MSS);
+    assert_eq!(s.cwnd(), MSS);
+}
+
+#[test]
+fn without_sack_frto_sends_new_data_and_the_next_original_ack_undoes_the_timeout() {
+    // RFC 5682 §3.1 without SACK (Linux tcp_process_loss): the first ACK covers the
+    // resent head, so it cannot tell (FLAG_RETRANS_DATA_ACKED); new data goes instead of
+    // retransmissions (step 2b); the next ACK covers only data sent once (step 3b).
+    let mut s = reno_sack_sender();
+    time_out(&mut s);
+    let out = late_originals_acked(&mut s, 450);
+    assert!(!out.is_empty() && out.iter().all(|seg| !seg.retransmission));
+    assert_eq!(s.ca_state, CaState::Loss);
+    let out = ack(&mut s, 451, 3 * MSS);
+    assert!(out.iter().all(|seg| !seg.retransmission));
+    assert_eq!(s.ca_state, CaState::Open);
+    assert!(s.cwnd() >= 10 * MSS);
+}
+
+#[test]
+fn without_sack_an_echo_from_before_the_retransmission_undoes_the_timeout() {
+    // RFC 3522 needs no SACK (Linux tcp_try_undo_loss).
+    let mut s = recovering_sender(false, true, true, false);
+    time_out(&mut s);
+    let out = late_originals_acked(&mut s, 450);
+    assert!(out.iter().all(|seg| !seg.retransmission));
+    assert_eq!(s.ca_state, CaState::Open);
+    assert!(s.cwnd() >= 10 * s.mss);
 }
 
 // ---- restart after idle (slow_start_after_idle) ------------------------------------------

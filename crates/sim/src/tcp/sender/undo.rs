@@ -340,7 +340,19 @@ impl Sender {
         if recovered {
             // Step 2a and the first part of step 3a.
             self.try_undo_recovery(now, seg);
-            self.finish_loss();
+            if !self.holds_at_high_seq() {
+                self.finish_loss();
+            }
+            return;
+        }
+        if !self.sack_ok {
+            // A duplicate after step 2b's new data means that data arrived: it leaves the
+            // flight to let out (re)transmissions.
+            if self.snd_max > self.high_seq && facts.duplicate {
+                self.add_reno_sack(now);
+            } else if facts.una_advanced {
+                self.reset_reno_sacks();
+            }
         }
     }
 
