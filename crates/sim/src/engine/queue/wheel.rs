@@ -14,11 +14,14 @@ use std::collections::BinaryHeap;
 
 use super::{Entry, Nanos};
 
-/// A slot's length: 4.1 µs, a few events of a gigabit link's packets.
-const SLOT_SHIFT: u32 = 12;
-/// How many slots the wheel reaches ahead: 16.8 ms in all, longer than a terrestrial
-/// path's propagation and a link's serialization, shorter than the delayed-ACK and
-/// retransmission timers.
+/// A slot's length: 16.4 µs, a dozen events of a gigabit link's packets. The run loop
+/// prefetches what the next event reads only if it is in the same slot (`peek`): in the
+/// 1,000-flow dumbbell 35 % of events were the last of their slot at 4.1 µs, 9 % at
+/// 16.4 µs, which takes 6 % off its run time.
+const SLOT_SHIFT: u32 = 14;
+/// How many slots the wheel reaches ahead: 67 ms in all, longer than a terrestrial
+/// path's propagation, a link's serialization and the delayed-ACK timer, shorter than
+/// the retransmission timer.
 const SLOTS: usize = 1 << 12;
 /// The bitmap's words, one bit per slot; `Wheel::summary` has a bit per word.
 const WORDS: usize = SLOTS / 64;
