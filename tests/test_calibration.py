@@ -16,11 +16,22 @@ import pytest
 from typer.testing import CliRunner
 
 from tcplab import calibrate
+from tcplab.backends import emu
 from tcplab.calibrate.bounds import BOUNDS_FILE
-from tcplab.calibrate.metrics import _retransmits_error, compare, flag, nrmse, verdict
+from tcplab.calibrate.metrics import (
+    _retransmits_error,
+    compare,
+    flag,
+    interval_bytes,
+    nrmse,
+    verdict,
+)
 from tcplab.calibrate.run import _plan
 from tcplab.cli import app
-from tcplab.errors import SpecError
+from tcplab.errors import SpecError, TcplabError
+from tcplab.experiments import sweeps
+from tcplab.plan import resolve
+from tcplab.spec import canonical_dict, spec_hash, validate_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 REGRESSION = ROOT / "calibration" / "regression.toml"
@@ -121,11 +132,47 @@ start_jitter = "20ms"
     assert three["goodput_bps"] > 0.9 * 10e6 and 0.8 < three["fairness"] <= 1.0
 
 
+def test_sack_axis_turns_sack_off_on_both_hosts(tmp_path: Path) -> None:
+    text = """
+[[sets]]
+rate = ["10Mbps"]
+delay = ["10ms"]
+queue_bdp = [1]
+cc = ["reno"]
+loss = [0.0, 0.01]
+"""
+    grid = calibrate.load_grid(_grid(tmp_path, text + "sack = [true, false]\n"))
+    assert [(p.name, p.sack) for p in grid.points] == [
+        ("10Mbps-10ms-q1bdp-reno", True),
+        ("10Mbps-10ms-q1bdp-reno-loss0.01", True),
+        ("10Mbps-10ms-q1bdp-reno-nosack", False),
+        ("10Mbps-10ms-q1bdp-reno-loss0.01-nosack", False),
+    ]
+    points = {p.params["name"]: p for p in sweeps.expand(grid.spec)}
+    off = points["10Mbps-10ms-q1bdp-reno-loss0.01-nosack"].spec
+    assert [host.tcp.sack for host in off.hosts] == [False, False]
+    # The kernel's namespaces (the emu backend) both refuse SACK (net.ipv4.tcp_sack).
+    sender, receiver = (host["tcp"] for host in resolve(off)["hosts"])
+    for tcp, peer in ((sender, receiver), (receiver, sender)):
+        assert emu.host_setup(tcp, peer).sysctls["net.ipv4.tcp_sack"] == "0"
+    # SACK on is the linux profile's own setting: a SACK-on point's scenario (and hash) is
+    # the one it had before the axis existed, and the axis's default keeps it.
+    on = points["10Mbps-10ms-q1bdp-reno-loss0.01"].spec
+    data = canonical_dict(on)
+    for host in data["hosts"]:
+        del host["tcp"]["sack"]
+    assert spec_hash(validate_spec(data)) == spec_hash(on)
+    default = calibrate.load_grid(_grid(tmp_path, text))
+    assert [p.sack for p in default.points] == [True, True]
+
+
 @pytest.mark.parametrize(
     ("axes", "problems"),
     [
         ('cc = ["vegas"]', ["sets.0.cc.0: "]),
         ('cc = ["reno"]\nflows = [0]', ["sets.0.flows.0: "]),
+        ('cc = ["reno"]\nsack = ["off"]', ["sets.0.sack.0: "]),
+        ('cc = ["reno"]\nsack = []', ["sets.0.sack: "]),
         ('cc = ["reno"]\nqueue_bdp = [0]', ["sets.0.queue_bdp.0: "]),
         ('cc = ["reno"]\nstart_jitter = "20ms"', ["sets.0: start_jitter: only for a set with"]),
         ('cc = ["reno"]\nsndbuf = ["lots"]', ["sets.0: sndbuf: ", "base.links: the grid makes"]),
@@ -147,6 +194,23 @@ def test_nrmse_is_rmse_over_the_kernels_mean() -> None:
     assert nrmse(pd.Series([100, 100, 120, 80]), kernel) == pytest.approx(math.sqrt(200) / 100)
     # Only the intervals both have are compared.
     assert nrmse(pd.Series([100, 100]), kernel) == 0
+
+
+def test_nrmse_over_longer_intervals_sums_the_grids() -> None:
+    # A burst that lands one 100 ms interval later on one side: far apart per interval,
+    # identical per 200 ms (the trailing half interval is left out).
+    grid = calibrate.load_grid(REGRESSION)
+    assert calibrate.nrmse_bins(grid, None) == 1
+    assert calibrate.nrmse_bins(grid, "1s") == 10
+    sim = pd.DataFrame({"t_s": [0.1, 0.2, 0.3, 0.4, 0.5], "interval_bytes": [4, 0, 4, 0, 9]})
+    kernel = sim.assign(interval_bytes=[0, 4, 0, 4, 1])
+    assert nrmse(interval_bytes(sim, {}), interval_bytes(kernel, {})) > 1
+    assert list(interval_bytes(sim, {}, 2)) == [4, 4]
+    assert nrmse(interval_bytes(sim, {}, 2), interval_bytes(kernel, {}, 2)) == 0
+    with pytest.raises(TcplabError, match="nrmse_interval: '150ms'; accepted: a whole multiple"):
+        calibrate.nrmse_bins(grid, "150ms")
+    with pytest.raises(TcplabError, match="nrmse_interval"):
+        calibrate.nrmse_bins(grid, "fast")
 
 
 def test_retransmission_error_is_over_the_kernels_count_or_80_segments() -> None:
@@ -325,8 +389,8 @@ def test_cli_failed_runs_exit_1_and_are_named(
     name = "10Mbps-10ms-q1bdp-reno"
 
     def one_fails(*args: Any) -> calibrate.Calibration:
-        *before, on_run, repetitions = args
-        result = real(*before, None, repetitions)
+        *before, on_run, repetitions, nrmse_interval = args
+        result = real(*before, None, repetitions, nrmse_interval)
         on_run(name, "the emulator failed")
         return result
 

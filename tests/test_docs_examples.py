@@ -81,6 +81,10 @@ NOT_RUN: dict[str, str] = {
     "sudo tcplab calibrate calibration/regression.toml --points 100Mbps-* --force": _KERNEL,
     "sudo tcplab calibrate calibration/standard.toml --kernel-only --points *-300ms-*"
     " --repetitions 3 --force": _KERNEL,
+    "sudo tcplab calibrate calibration/standard.toml --kernel-only --points *-nosack"
+    " --repetitions 3": _KERNEL,
+    "sudo tcplab calibrate calibration/standard.toml --kernel-only --points *-loss*"
+    " --repetitions 3 --force": _KERNEL,
     "tcplab run examples/geo-emu.toml": _EMU,
     "tcplab compare examples/geo-emu.toml --backends sim,emu": _EMU,
     "tcplab compare examples/long-fat-pipe.toml --backends sim,emu": _EMU,

@@ -26,6 +26,7 @@ from tcplab.calibrate.grid import Grid, GridPoint, load_grid
 from tcplab.calibrate.metrics import MAX_TIMING_ERROR, Verdict, compare, verdict
 from tcplab.calibrate.run import KernelData, OnRun, load_kernel, measure_kernel, run_sim, select
 from tcplab.errors import TcplabError
+from tcplab.spec import units
 from tcplab.spec.scenario import MAX_REPETITIONS
 
 Mode = Literal["both", "sim", "kernel"]
@@ -41,6 +42,7 @@ __all__ = [
     "check_bounds",
     "load_grid",
     "load_kernel",
+    "nrmse_bins",
     "write_bounds",
 ]
 
@@ -92,6 +94,7 @@ def calibrate(
     max_timing_error: float = MAX_TIMING_ERROR,
     on_run: OnRun | None = None,
     repetitions: int = 1,
+    nrmse_interval: str | int | None = None,
 ) -> Calibration:
     """Run `grid` (a grid file or a loaded Grid) and compare the simulator with the kernel.
 
@@ -103,7 +106,9 @@ def calibrate(
     `on_run(point, error)` is called as each run finishes. `repetitions`: kernel runs per
     point (each with its own seed, the first with the simulator's); the simulator runs
     each point at the seed of every kernel run of it and its run at the seed of the median
-    kernel run is compared with that run (tcplab.calibrate.metrics).
+    kernel run is compared with that run (tcplab.calibrate.metrics). `nrmse_interval`
+    (e.g. "1s"; default the grid's `interval`) is the interval over which the per-interval
+    series are compared, a whole multiple of the grid's.
     """
     if mode not in MODES:
         raise ValueError(f"mode: {mode!r}; accepted: {', '.join(MODES)}")
@@ -115,6 +120,7 @@ def calibrate(
             " (--sim-only) there is nothing to repeat"
         )
     loaded = grid if isinstance(grid, Grid) else load_grid(grid)
+    bins = nrmse_bins(loaded, nrmse_interval)
     names = select(loaded, points)
     scratch = Path("results") / "calibrate" / loaded.name if out is None else Path(out)
     if mode in ("both", "kernel"):
@@ -134,18 +140,35 @@ def calibrate(
             loaded, scratch / "sim", names, jobs, on_run, counts
         )
     points_frame = compare(
-        loaded, sim_summary, kernel.summary, sim_series, kernel.series, max_timing_error
+        loaded, sim_summary, kernel.summary, sim_series, kernel.series, max_timing_error, bins
     )
     return Calibration(
         loaded,
         points_frame,
-        verdict(loaded, points_frame),
+        verdict(loaded, points_frame, bins),
         sim_series,
         kernel.series,
         sim_trace,
         kernel.trace,
         kernel,
     )
+
+
+def nrmse_bins(grid: Grid, nrmse_interval: str | int | None) -> int:
+    """How many of the grid's intervals make one interval of `nrmse_interval`."""
+    if nrmse_interval is None:
+        return 1
+    step = grid.spec.interval
+    try:
+        wanted = units.parse_duration(nrmse_interval, positive=True)
+    except ValueError as error:
+        raise TcplabError(f"nrmse_interval: {error}") from None
+    if wanted % step:
+        raise TcplabError(
+            f"nrmse_interval: {nrmse_interval!r}; accepted: a whole multiple of the grid's"
+            f" interval ({units.format_duration(step)})"
+        )
+    return wanted // step
 
 
 def _only(kernel: KernelData, names: set[str]) -> KernelData:

@@ -2,8 +2,8 @@
 
 A grid file (calibration/*.toml) names a `base` scenario and `sets` of axes; each set is the
 product of its axes. A point is one single-bottleneck path (rate, one-way delay, drop-tail
-queue in bandwidth-delay products), one TCP setting (cc, random loss, initial window,
-buffers) and the number of connections that share the path. The whole grid becomes one
+queue in bandwidth-delay products), one TCP setting (cc, SACK, random loss, initial
+window, buffers) and the number of connections that share the path. The whole grid becomes one
 scenario with a zip sweep over every point, so that the sweep machinery
 (tcplab.experiments.sweeps) runs it on either backend and the result store holds it.
 The points are named (`10Mbps-10ms-q1bdp-cubic`), and the name, a swept field, is what
@@ -57,6 +57,8 @@ SWEPT = (
     "links.0.loss",
     "hosts.0.tcp.cc",
     "hosts.1.tcp.cc",
+    "hosts.0.tcp.sack",
+    "hosts.1.tcp.sack",
     "hosts.0.tcp.initial_window",
     "hosts.0.tcp.sndbuf",
     "hosts.1.tcp.rcvbuf",
@@ -80,6 +82,11 @@ class _Axes(BaseModel):
         min_length=1, description="drop-tail queue in bandwidth-delay products (at least 2 p)"
     )
     cc: list[Cc] = Field(min_length=1)
+    sack: list[bool] = Field(
+        [True],
+        min_length=1,
+        description="SACK on both hosts (tcp.sack); false: the recovery without SACK",
+    )
     loss: list[Probability] = Field([0.0], min_length=1, description="random packet loss")
     initial_window: list[int] = Field(
         [], description="the sender's initial window in segments; empty: the profile's"
@@ -119,6 +126,7 @@ class GridPoint:
     queue_bdp: float
     queue_packets: int
     cc: str
+    sack: bool
     loss: float
     initial_window: int | None
     sndbuf: int
@@ -151,6 +159,8 @@ class GridPoint:
             self.loss,
             self.cc,
             self.cc,
+            self.sack,
+            self.sack,
             self.initial_window,
             units.format_size(self.sndbuf),
             units.format_size(self.rcvbuf),
@@ -226,18 +236,20 @@ def _expand(axes: _Axes) -> list[GridPoint]:
         )
     points = []
     windows: list[int | None] = [*axes.initial_window] if axes.initial_window else [None]
-    for kind, rate, delay, queue_bdp, cc, loss, window, sndbuf, rcvbuf, flows in itertools.product(
+    # The hosts' cc and SACK as pairs: itertools.product is typed for up to ten iterables.
+    choices = itertools.product(
         axes.kind,
         axes.rate,
         axes.delay,
         axes.queue_bdp,
-        axes.cc,
+        itertools.product(axes.cc, axes.sack),
         axes.loss,
         windows,
         axes.sndbuf,
         axes.rcvbuf,
         axes.flows,
-    ):
+    )
+    for kind, rate, delay, queue_bdp, (cc, sack), loss, window, sndbuf, rcvbuf, flows in choices:
         bdp = rate * 2 * delay / 1e9 / 8
         queue = max(MIN_QUEUE_PACKETS, round(queue_bdp * bdp / PACKET_BYTES))
         need = 2 * (bdp + queue * PACKET_BYTES)
@@ -254,6 +266,8 @@ def _expand(axes: _Axes) -> list[GridPoint]:
                 name += f"-{label}{units.format_size(_size(text, auto, label + 'buf'))}"
         if flows > 1:
             name += f"-flows{flows}"
+        if not sack:
+            name += "-nosack"
         points.append(
             GridPoint(
                 name=name,
@@ -263,6 +277,7 @@ def _expand(axes: _Axes) -> list[GridPoint]:
                 queue_bdp=queue_bdp,
                 queue_packets=queue,
                 cc=cc,
+                sack=sack,
                 loss=loss,
                 initial_window=window,
                 sndbuf=_size(sndbuf, auto, "sndbuf"),

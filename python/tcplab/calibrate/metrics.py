@@ -4,7 +4,8 @@ Per point: the simulator's goodput, retransmitted segments and timeouts over the
 (sim / kernel), the retransmission error (|sim - kernel| over the kernel's count, at least
 80 segments), the share of time each limit (rwnd, sndbuf, cwnd, app) held the sender on
 both, Jain's fairness index where several connections share the path, the normalised RMSE
-of the per-interval delivered bytes (RMSE over the kernel's mean interval), and whether
+of the per-interval delivered bytes (RMSE over the kernel's mean interval; the grid's
+interval, or whole multiples of it summed: `nrmse_bins`), and whether
 the emulator's own timing was good enough to trust the kernel's number (a point it could
 not carry is flagged, not blamed on the simulator).
 
@@ -28,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from tcplab.calibrate.grid import Grid, GridPoint
+from tcplab.spec import units
 
 # The verdict's two bands of goodput agreement.
 BANDS = (0.05, 0.10)
@@ -75,6 +77,8 @@ class Verdict:
     nrmse: Agreement = Agreement(0, 0)
     kernel_repeats: Agreement = Agreement(0, 0)
     sim_as_close: Agreement = Agreement(0, 0)
+    # The intervals the NRMSE compares (the grid's, or whole multiples of it).
+    nrmse_interval_ns: int | None = None
 
     def line(self) -> str:
         five, ten = (self.within[band] for band in BANDS)
@@ -95,8 +99,8 @@ class Verdict:
             f". Retransmissions within {100 * RETRANSMITS_BAR:g} % (or"
             f" {RETRANSMITS_BAR * RETRANSMITS_FLOOR:g} segments) at"
             f" {self.retransmits.met} of {self.retransmits.of}; simulator timeouts where the"
-            f" kernel had none at {self.extra_timeouts}; NRMSE <= {NRMSE_BAR:g} at"
-            f" {self.nrmse.met} of {self.nrmse.of}"
+            f" kernel had none at {self.extra_timeouts}; NRMSE{self._over()} <= {NRMSE_BAR:g}"
+            f" at {self.nrmse.met} of {self.nrmse.of}"
         )
         if self.kernel_repeats.of:
             text += (
@@ -106,6 +110,11 @@ class Verdict:
                 f" {NRMSE_BAR:g}) at {self.sim_as_close.met}"
             )
         return text
+
+    def _over(self) -> str:
+        if self.nrmse_interval_ns is None:
+            return ""
+        return f" over {units.format_duration(self.nrmse_interval_ns)} intervals"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -121,6 +130,7 @@ class Verdict:
             "extra_timeouts": self.extra_timeouts,
             "nrmse_within": self.nrmse.met,
             "nrmse_compared": self.nrmse.of,
+            "nrmse_interval_ns": self.nrmse_interval_ns,
             "kernel_repeated": self.kernel_repeats.of,
             "kernel_repeats_within": self.kernel_repeats.met,
             "sim_as_close": self.sim_as_close.met,
@@ -226,16 +236,20 @@ def kernel_runs(
     return KernelRuns(median, why, others, len(rows), min(goodputs), max(goodputs))
 
 
-def _interval_bytes(series: pd.DataFrame, run: Mapping[str, Any]) -> pd.Series:
-    return _run(series, run).sort_values("t_s")["interval_bytes"]
+def interval_bytes(series: pd.DataFrame, run: Mapping[str, Any], bins: int = 1) -> pd.Series:
+    """A run's delivered bytes per interval, summed over each `bins` consecutive
+    intervals (a last, shorter group is left out)."""
+    values = _run(series, run).sort_values("t_s")["interval_bytes"].to_numpy(dtype=float)
+    whole = len(values) // bins * bins
+    return pd.Series(values[:whole].reshape(-1, bins).sum(axis=1))
 
 
-def kernel_nrmse(series: pd.DataFrame, runs: KernelRuns) -> float:
+def kernel_nrmse(series: pd.DataFrame, runs: KernelRuns, bins: int = 1) -> float:
     """The largest NRMSE of the other trusted runs' series against the compared run's:
     how closely the kernel repeats itself (NaN with fewer than two trusted runs)."""
-    compared = _interval_bytes(series, runs.median)
+    compared = interval_bytes(series, runs.median, bins)
     return max(
-        (nrmse(_interval_bytes(series, other), compared) for other in runs.others),
+        (nrmse(interval_bytes(series, other, bins), compared) for other in runs.others),
         default=math.nan,
     )
 
@@ -247,9 +261,11 @@ def compare(
     sim_series: pd.DataFrame,
     kernel_series: pd.DataFrame,
     max_timing_error: float = MAX_TIMING_ERROR,
+    nrmse_bins: int = 1,
 ) -> pd.DataFrame:
     """One row per grid point that has a simulator or a kernel run (all frames have a `point`
-    column); the other side's columns are NaN where it has none."""
+    column); the other side's columns are NaN where it has none. The series are compared
+    over `nrmse_bins` of the grid's intervals at a time."""
     sims: dict[str, dict[str, dict[str, Any]]] = {}
     for record in sim.to_dict("records") if not sim.empty else []:
         sims.setdefault(str(record["point"]), {})[str(record.get("seed"))] = {
@@ -279,6 +295,7 @@ def compare(
             "queue_bdp": point.queue_bdp,
             "queue_packets": point.queue_packets,
             "cc": point.cc,
+            "sack": point.sack,
             "loss": point.loss,
             "initial_window": point.initial_window,
             "sndbuf": point.sndbuf,
@@ -307,14 +324,14 @@ def compare(
             row[f"limited_by_{limit}_kernel"] = k.get(f"limited_by_{limit}") if k else math.nan
         row["nrmse"] = (
             nrmse(
-                _interval_bytes(sim_by[point.name], s),
-                _interval_bytes(kernel_by[point.name], k),
+                interval_bytes(sim_by[point.name], s, nrmse_bins),
+                interval_bytes(kernel_by[point.name], k, nrmse_bins),
             )
             if k and point.name in sim_by and point.name in kernel_by
             else math.nan
         )
         row["nrmse_kernel"] = (
-            kernel_nrmse(kernel_by[point.name], runs)
+            kernel_nrmse(kernel_by[point.name], runs, nrmse_bins)
             if runs and point.name in kernel_by
             else math.nan
         )
@@ -342,8 +359,10 @@ def _run(series: pd.DataFrame, run: Mapping[str, Any]) -> pd.DataFrame:
     return series[series["run_id"] == run.get("run_id")]
 
 
-def verdict(grid: Grid, comparison: pd.DataFrame) -> Verdict:
-    """Counts of trusted points whose goodput ratio is within each band of one."""
+def verdict(grid: Grid, comparison: pd.DataFrame, nrmse_bins: int = 1) -> Verdict:
+    """Counts of trusted points whose goodput ratio is within each band of one; the NRMSE
+    was taken over `nrmse_bins` of the grid's intervals."""
+    interval = grid.spec.interval * nrmse_bins
     if comparison.empty:
         return Verdict(grid.name, 0, 0, {band: 0 for band in BANDS}, 0, 0)
     trusted = comparison[comparison["trusted"]]
@@ -367,6 +386,7 @@ def verdict(grid: Grid, comparison: pd.DataFrame) -> Verdict:
             - np.maximum(pd.to_numeric(compared["nrmse_kernel"], errors="coerce"), NRMSE_BAR),
             0.0,
         ),
+        interval,
     )
 
 

@@ -71,6 +71,13 @@ def calibrate_command(
             help="flag a kernel point whose emulator p99 lateness exceeds this share of its RTT",
         ),
     ] = 0.05,
+    nrmse_interval: Annotated[
+        str | None,
+        typer.Option(
+            help="compare the per-interval series over this interval, a whole multiple of"
+            " the grid's (e.g. 1s) [default: the grid's interval]",
+        ),
+    ] = None,
     write_bounds: Annotated[
         bool,
         typer.Option(
@@ -111,7 +118,16 @@ def calibrate_command(
                 _progress(point, error)
 
         result = calibration.calibrate(
-            grid, mode, points, out, jobs, force, max_timing_error, progress, repetitions
+            grid,
+            mode,
+            points,
+            out,
+            jobs,
+            force,
+            max_timing_error,
+            progress,
+            repetitions,
+            nrmse_interval,
         )
         bounds = result.grid.data_dir / BOUNDS_FILE
         if write_bounds:
