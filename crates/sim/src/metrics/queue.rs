@@ -60,23 +60,31 @@ struct Interval {
     area: u128,
     bytes_max: u64,
     packets_max: u64,
+    /// Set when the interval closes (`QueueMeter::roll`).
     departures: u64,
     sojourn_sum: u128,
     sojourn_max: Nanos,
 }
 
 /// Measures one queue. The owner reports every change of occupancy (`level`) and every
-/// departure (`departure`), in time order.
+/// departure's wait (`departure`), in time order, each with the packets that have left the
+/// queue for the line so far (`departed`, its own count of them): an interval's departures
+/// are the difference across it, so that a packet crossing an idle line past an empty
+/// queue reads only the interval's end here, which comes first. With a thousand
+/// connections each on access links of their own, a meter is cold when a packet comes.
 #[derive(Debug)]
+#[repr(C)]
 pub struct QueueMeter {
-    interval_ns: Nanos,
     /// End of the interval being measured.
     end: Nanos,
     /// The occupancy since `since`.
-    since: Nanos,
     bytes: u64,
     packets: u64,
+    /// `departed` when the interval being measured began.
+    departed_before: u64,
     current: Interval,
+    since: Nanos,
+    interval_ns: Nanos,
     closed: Vec<Interval>,
 }
 
@@ -88,6 +96,7 @@ impl QueueMeter {
             since: 0,
             bytes: 0,
             packets: 0,
+            departed_before: 0,
             current: Interval::default(),
             closed: Vec::new(),
         }
@@ -95,9 +104,11 @@ impl QueueMeter {
 
     /// Closes the intervals that end before `now` (one row each, so the loop is as long as
     /// the series).
-    fn roll(&mut self, now: Nanos) {
+    fn roll(&mut self, now: Nanos, departed: u64) {
         while now > self.end {
             self.current.area += u128::from(self.bytes) * u128::from(self.end - self.since);
+            self.current.departures = departed - self.departed_before;
+            self.departed_before = departed;
             self.closed.push(self.current);
             self.current = Interval {
                 bytes_max: self.bytes,
@@ -110,8 +121,13 @@ impl QueueMeter {
     }
 
     /// The queue holds `bytes` in `packets` from `now` on.
-    pub fn level(&mut self, now: Nanos, bytes: u64, packets: u64) {
-        self.roll(now);
+    pub fn level(&mut self, now: Nanos, bytes: u64, packets: u64, departed: u64) {
+        self.roll(now, departed);
+        if bytes == 0 && packets == 0 && self.bytes == 0 && self.packets == 0 {
+            // Empty before and after: no area, no new peak, and `since` matters only once
+            // the queue holds something.
+            return;
+        }
         self.current.area += u128::from(self.bytes) * u128::from(now - self.since);
         self.since = now;
         self.bytes = bytes;
@@ -120,25 +136,29 @@ impl QueueMeter {
         self.current.packets_max = self.current.packets_max.max(packets);
     }
 
-    /// A packet left for the line at `now` after waiting `sojourn_ns`.
-    pub fn departure(&mut self, now: Nanos, sojourn_ns: Nanos) {
-        self.roll(now);
-        self.current.departures += 1;
-        self.current.sojourn_sum += u128::from(sojourn_ns);
-        self.current.sojourn_max = self.current.sojourn_max.max(sojourn_ns);
+    /// A packet left for the line at `now` after waiting `sojourn_ns`; `departed` does not
+    /// count it yet.
+    pub fn departure(&mut self, now: Nanos, sojourn_ns: Nanos, departed: u64) {
+        self.roll(now, departed);
+        if sojourn_ns > 0 {
+            self.current.sojourn_sum += u128::from(sojourn_ns);
+            self.current.sojourn_max = self.current.sojourn_max.max(sojourn_ns);
+        }
     }
 
     /// Appends the rows up to `stop` (the last interval ends there) for `link`, `direction`.
     pub fn finish(
         &mut self,
         stop: Nanos,
+        departed: u64,
         link: usize,
         direction: &'static str,
         out: &mut QueueSeries,
     ) {
-        self.roll(stop);
+        self.roll(stop, departed);
         if stop > self.end - self.interval_ns {
             self.current.area += u128::from(self.bytes) * u128::from(stop - self.since);
+            self.current.departures = departed - self.departed_before;
             self.closed.push(self.current);
         }
         let interval = self.interval_ns;
@@ -174,14 +194,14 @@ mod tests {
     fn occupancy_is_averaged_over_time_and_peaks_kept_per_interval() {
         let mut m = QueueMeter::new(100 * MS);
         // 3000 bytes for the first quarter of interval 0, 1000 for the rest.
-        m.level(0, 3000, 2);
-        m.level(25 * MS, 1000, 1);
-        m.departure(25 * MS, 4 * MS);
-        m.departure(30 * MS, 8 * MS);
+        m.level(0, 3000, 2, 0);
+        m.level(25 * MS, 1000, 1, 0);
+        m.departure(25 * MS, 4 * MS, 0);
+        m.departure(30 * MS, 8 * MS, 1);
         // Interval 1: empty from 150 ms.
-        m.level(150 * MS, 0, 0);
+        m.level(150 * MS, 0, 0, 2);
         let mut out = QueueSeries::default();
-        m.finish(250 * MS, 3, "reverse", &mut out);
+        m.finish(250 * MS, 2, 3, "reverse", &mut out);
         assert_eq!(out.t_s, vec![0.1, 0.2, 0.25]);
         assert_eq!(out.bytes_mean, vec![1500.0, 500.0, 0.0]);
         assert_eq!(out.bytes_max, vec![3000, 1000, 0]);
@@ -193,10 +213,25 @@ mod tests {
     }
 
     #[test]
+    fn departures_are_the_owners_count_across_each_interval() {
+        // Three packets cross an idle line (no wait) in interval 0, one in interval 2; the
+        // owner counts them, the meter takes the differences at each interval's end.
+        let mut m = QueueMeter::new(100 * MS);
+        for (k, t) in [10, 20, 30].into_iter().enumerate() {
+            m.departure(t * MS, 0, k as u64);
+        }
+        m.departure(250 * MS, 0, 3);
+        let mut out = QueueSeries::default();
+        m.finish(300 * MS, 4, 0, "forward", &mut out);
+        assert_eq!(out.departures, vec![3, 0, 1]);
+        assert_eq!(out.sojourn_max_s, vec![0.0, 0.0, 0.0]);
+    }
+
+    #[test]
     fn an_idle_queue_still_has_a_row_per_interval() {
         let mut m = QueueMeter::new(100 * MS);
         let mut out = QueueSeries::default();
-        m.finish(300 * MS, 0, "forward", &mut out);
+        m.finish(300 * MS, 0, 0, "forward", &mut out);
         assert_eq!(out.t_s, vec![0.1, 0.2, 0.3]);
         assert!(out.bytes_mean.iter().all(|&b| b == 0.0));
     }

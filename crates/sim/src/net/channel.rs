@@ -5,7 +5,7 @@
 use super::aqm::{Arrival, Discipline};
 use super::{Line, PacketRef};
 use crate::engine::{Nanos, RngStream};
-use crate::metrics::QueueMeter;
+use crate::metrics::{QueueMeter, QueueSeries};
 use crate::plan::ChannelPlan;
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -27,18 +27,27 @@ pub struct Departure {
     pub next_done: Option<Nanos>,
 }
 
-/// Laid out in the order a packet's pass touches its fields, on whole cache lines: with a
-/// thousand connections each on links of its own, a channel is cold when a packet comes.
+/// Laid out so that a packet crossing an idle drop-tail line (the access links of a
+/// dumbbell) reads two cache lines: the frame in service and the line's parameters, then
+/// the counters and the meter's interval end. With a thousand connections each on links
+/// of their own, a channel is cold when a packet comes.
 #[repr(C, align(64))]
 pub struct Channel {
     in_service: Option<PacketRef>,
     /// The queue marked the frame in service Congestion Experienced.
     in_service_ce: bool,
-    pub stats: ChannelStats,
-    queue: Discipline<PacketRef>,
-    /// The queue per interval, for the result's `queue` series.
-    pub meter: QueueMeter,
+    /// Drop-tail: a packet that finds the line idle goes onto it without queueing
+    /// (`Discipline::bypassed_when_idle`).
+    bypass: bool,
+    /// The queue may hold packets: false from a dequeue that leaves it empty to the next
+    /// enqueue, so that an empty drop-tail queue is not read when a frame leaves.
+    waiting: bool,
     line: Line,
+    pub stats: ChannelStats,
+    /// The queue per interval, for the result's `queue` series; departures are
+    /// `stats.packets`.
+    meter: QueueMeter,
+    queue: Discipline<PacketRef>,
 }
 
 impl Channel {
@@ -50,9 +59,12 @@ impl Channel {
         queue_rng: RngStream,
         interval_ns: Nanos,
     ) -> Self {
+        let queue = Discipline::new(plan.queue, plan.aqm.as_ref(), plan.rate_bps, queue_rng);
         Self {
             line: Line::new(plan, rng),
-            queue: Discipline::new(plan.queue, plan.aqm.as_ref(), plan.rate_bps, queue_rng),
+            bypass: queue.bypassed_when_idle(),
+            waiting: false,
+            queue,
             in_service: None,
             in_service_ce: false,
             stats: ChannelStats::default(),
@@ -74,15 +86,21 @@ impl Channel {
     /// Starts the next packet the queue gives up, if any; the packets it drops on the way
     /// go to `dropped`.
     fn start_next(&mut self, now: Nanos, dropped: &mut impl FnMut(PacketRef)) -> Option<Nanos> {
+        if self.bypass && !self.waiting {
+            // Nothing to give up, and the meter's level (empty) stands.
+            return None;
+        }
         let stats = &mut self.stats;
         let next = self.queue.dequeue(now, &mut |p| {
             stats.drops_queue += 1;
             dropped(p);
         });
-        self.meter
-            .level(now, self.queue.bytes(), self.queue.packets());
+        let (bytes, packets) = (self.queue.bytes(), self.queue.packets());
+        self.waiting = packets > 0;
+        self.meter.level(now, bytes, packets, self.stats.packets);
         let next = next?;
-        self.meter.departure(now, next.sojourn_ns);
+        self.meter
+            .departure(now, next.sojourn_ns, self.stats.packets);
         Some(self.start(now, next.packet, next.ce))
     }
 
@@ -97,22 +115,36 @@ impl Channel {
         dropped: &mut impl FnMut(PacketRef),
     ) -> Option<Nanos> {
         let idle = self.in_service.is_none();
-        if idle && self.queue.bypassed_when_idle() {
-            self.meter.departure(now, 0);
+        if idle && self.bypass {
+            self.meter.departure(now, 0, self.stats.packets);
             return Some(self.start(now, packet, false));
         }
         if let Some(lost) = self.queue.enqueue(now, packet, arrival) {
             self.stats.drops_queue += 1;
             dropped(lost);
         }
+        self.waiting = true;
         let bytes = self.queue.bytes();
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(bytes);
-        self.meter.level(now, bytes, self.queue.packets());
+        self.meter
+            .level(now, bytes, self.queue.packets(), self.stats.packets);
         if idle {
             // An AQM has seen the arrival; the idle line takes what the queue gives now.
             return self.start_next(now, dropped);
         }
         None
+    }
+
+    /// The queue's rows of the result's `queue` series, up to `stop`.
+    pub fn queue_series(
+        &mut self,
+        stop: Nanos,
+        link: usize,
+        direction: &'static str,
+        out: &mut QueueSeries,
+    ) {
+        self.meter
+            .finish(stop, self.stats.packets, link, direction, out);
     }
 
     /// The frame in service has left the line: apply the error model, start the next.

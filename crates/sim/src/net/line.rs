@@ -5,13 +5,15 @@
 
 use super::{ErrorProcess, Framing, Schedule};
 use crate::engine::{serialization_ns, Nanos, RngStream};
-use crate::plan::ChannelPlan;
+use crate::plan::{ChannelPlan, ErrorPlan};
 
 pub struct Line {
     rate_bps: u64,
     delay_ns: Nanos,
     framing: Framing,
-    errors: ErrorProcess,
+    /// None on a lossless line without a schedule, which never draws; boxed, so that such a
+    /// line is 40 bytes and a channel's pass reads one line of it (net/channel.rs).
+    errors: Option<Box<ErrorProcess>>,
     /// Boxed: a line without a schedule pays only a pointer for the possibility.
     schedule: Option<Box<Schedule>>,
 }
@@ -19,12 +21,14 @@ pub struct Line {
 impl Line {
     /// `rng` draws the error model's losses (`links.{i}.{dir}.errors`).
     pub fn new(plan: &ChannelPlan, rng: RngStream) -> Self {
+        let schedule = Schedule::new(plan).map(Box::new);
+        let draws = schedule.is_some() || !matches!(plan.error, ErrorPlan::None);
         Self {
             rate_bps: plan.rate_bps,
             delay_ns: plan.delay_ns,
             framing: plan.framing.into(),
-            errors: ErrorProcess::new(plan.error, rng),
-            schedule: Schedule::new(plan).map(Box::new),
+            errors: draws.then(|| Box::new(ErrorProcess::new(plan.error, rng))),
+            schedule,
         }
     }
 
@@ -62,10 +66,17 @@ impl Line {
     /// None if the error model destroyed it.
     pub fn depart(&mut self, now: Nanos, wire: u64) -> Option<Nanos> {
         let (at, corrupted) = match &mut self.schedule {
-            None => (now + self.delay_ns, self.errors.corrupts(wire)),
+            None => (
+                now + self.delay_ns,
+                self.errors.as_mut().is_some_and(|e| e.corrupts(wire)),
+            ),
             Some(schedule) => {
                 let (at, model) = schedule.depart(now);
-                (at, self.errors.corrupts_under(model, wire))
+                let errors = self
+                    .errors
+                    .as_mut()
+                    .expect("a scheduled line has its errors");
+                (at, errors.corrupts_under(model, wire))
             }
         };
         (!corrupted).then_some(at)

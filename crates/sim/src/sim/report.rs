@@ -176,7 +176,7 @@ impl Simulation {
         for (i, ch) in self.channels.iter_mut().enumerate() {
             if matches!(self.carriers[i], Carrier::Wire) {
                 let direction = if i % 2 == 0 { "forward" } else { "reverse" };
-                ch.meter.finish(stop, i / 2, direction, &mut queue);
+                ch.queue_series(stop, i / 2, direction, &mut queue);
             }
         }
         RunResult {
