@@ -167,24 +167,31 @@ impl Uints {
         }
     }
 
-    pub fn push(&mut self, value: u64) {
-        loop {
-            match &mut self.values {
-                Values::U8(v) => match u8::try_from(value) {
-                    Ok(x) => return v.push(x),
-                    Err(_) => self.widen(),
-                },
-                Values::U16(v) => match u16::try_from(value) {
-                    Ok(x) => return v.push(x),
-                    Err(_) => self.widen(),
-                },
-                Values::U32(v) => match u32::try_from(value) {
-                    Ok(x) => return v.push(x),
-                    Err(_) => self.widen(),
-                },
-                Values::U64(v) => return v.push(value),
-                Values::F64(_) | Values::Labels { .. } => unreachable!("unsigned values"),
-            }
+    /// Appends the values, widening the column first (once) if one of them needs it.
+    /// `values` is walked twice, for the widest and to copy, so that each value costs a
+    /// compare and a store (the trace takes a row per connection at every sample).
+    pub fn extend<I: Iterator<Item = u64> + Clone>(&mut self, values: I) {
+        let widest = values.clone().max().unwrap_or(0);
+        while !self.holds(widest) {
+            self.widen();
+        }
+        // The casts cannot truncate: every value is at most `widest`, which the width holds.
+        match &mut self.values {
+            Values::U8(v) => v.extend(values.map(|x| x as u8)),
+            Values::U16(v) => v.extend(values.map(|x| x as u16)),
+            Values::U32(v) => v.extend(values.map(|x| x as u32)),
+            Values::U64(v) => v.extend(values),
+            Values::F64(_) | Values::Labels { .. } => unreachable!("unsigned values"),
+        }
+    }
+
+    fn holds(&self, value: u64) -> bool {
+        match &self.values {
+            Values::U8(_) => value <= u64::from(u8::MAX),
+            Values::U16(_) => value <= u64::from(u16::MAX),
+            Values::U32(_) => value <= u64::from(u32::MAX),
+            Values::U64(_) => true,
+            Values::F64(_) | Values::Labels { .. } => unreachable!("unsigned values"),
         }
     }
 
@@ -334,14 +341,14 @@ mod tests {
     #[test]
     fn unsigned_columns_widen_only_when_a_value_needs_it() {
         let mut c = Uints::with_capacity(4);
-        c.push(255);
+        c.extend([255].into_iter());
         assert_eq!(c.values(), &Values::U8(vec![255]));
-        c.push(256);
-        c.push(7);
+        c.extend([256, 7].into_iter());
         assert_eq!(c.values(), &Values::U16(vec![255, 256, 7]));
-        c.push(1 << 32);
+        c.extend([1 << 32].into_iter());
         assert_eq!(c.values(), &Values::U64(vec![255, 256, 7, 1 << 32]));
-        c.push(u64::MAX);
+        c.extend([u64::MAX].into_iter());
+        c.extend(std::iter::empty());
         let values = c.into_values();
         assert_eq!(
             values.unsigned(),
@@ -349,8 +356,8 @@ mod tests {
         );
         assert_eq!((values.type_code(), values.width()), ('Q', 8));
         let mut small = Uints::default();
-        small.push(70_000);
-        assert_eq!(small.values(), &Values::U32(vec![70_000]));
+        small.extend([3, 70_000, 5].into_iter());
+        assert_eq!(small.values(), &Values::U32(vec![3, 70_000, 5]));
         let mut out = vec![0; 2];
         Values::U16(vec![0x0102]).write_le(0, &mut out);
         assert_eq!(out, [2, 1]);

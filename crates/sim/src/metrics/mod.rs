@@ -187,30 +187,30 @@ impl Trace {
         }
     }
 
-    /// One row per connection `traced` marks, in their order.
+    /// One row per connection `traced` marks, in their order, written a column at a time.
     pub fn sample(&mut self, now: Nanos, connections: &[Traced]) {
-        let t_s = seconds(now);
-        let mut rows = 0;
-        for c in connections.iter().filter(|c| c.traced) {
-            rows += 1;
-            self.flow.push(c.flow.into());
-            self.segment.push(c.segment.into());
-            self.cwnd_bytes.push(c.cwnd.into());
-            self.ssthresh_bytes.push(c.ssthresh.into());
-            self.srtt_ns.push(c.srtt_ns);
-            self.flight_bytes.push(c.flight.into());
-            self.rwnd_bytes.push(c.rwnd.into());
-            self.acked_bytes.push(c.acked);
-            self.retransmits.push(c.retransmits.into());
-        }
-        if rows == 0 {
+        let rows = connections.iter().filter(|c| c.traced);
+        let count = rows.clone().count() as u32;
+        if count == 0 {
             return;
         }
+        self.flow.extend(rows.clone().map(|c| c.flow.into()));
+        self.segment.extend(rows.clone().map(|c| c.segment.into()));
+        self.cwnd_bytes.extend(rows.clone().map(|c| c.cwnd.into()));
+        self.ssthresh_bytes
+            .extend(rows.clone().map(|c| c.ssthresh.into()));
+        self.srtt_ns.extend(rows.clone().map(|c| c.srtt_ns));
+        self.flight_bytes
+            .extend(rows.clone().map(|c| c.flight.into()));
+        self.rwnd_bytes.extend(rows.clone().map(|c| c.rwnd.into()));
+        self.acked_bytes.extend(rows.clone().map(|c| c.acked));
+        self.retransmits.extend(rows.map(|c| c.retransmits.into()));
+        let t_s = seconds(now);
         if self.t_s.last() != Some(&t_s) {
             self.t_s.push(t_s);
             self.ends.push(self.ends.last().copied().unwrap_or(0));
         }
-        *self.ends.last_mut().expect("an instant is open") += rows;
+        *self.ends.last_mut().expect("an instant is open") += count;
     }
 
     pub fn table(self) -> Table {
