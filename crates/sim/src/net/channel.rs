@@ -251,6 +251,26 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_series_counts_every_frame_put_on_the_line_and_the_waits_of_the_queued() {
+        // Interval 1 s. Two frames at 0 s (the first crosses the idle line, the second
+        // waits 8.016 ms), both served; a third at 1.5 s crosses the idle line again, after
+        // a frame left an empty queue (not read: nothing waits).
+        let mut ch = channel(QueuePlan::Packets(10), ErrorPlan::None);
+        let first = offer(&mut ch, 0, packet(960)).unwrap().unwrap();
+        assert_eq!(offer(&mut ch, 0, packet(960)), Ok(None));
+        let second = finish(&mut ch, first).next_done.unwrap();
+        assert_eq!(finish(&mut ch, second).next_done, None);
+        let third = offer(&mut ch, 1_500_000_000, packet(960)).unwrap().unwrap();
+        assert_eq!(finish(&mut ch, third).next_done, None);
+        let mut out = QueueSeries::default();
+        ch.queue_series(2_000_000_000, 0, "forward", &mut out);
+        assert_eq!(out.departures, vec![2, 1]);
+        assert_eq!(out.sojourn_max_s, vec![0.008_016, 0.0]);
+        assert_eq!(out.packets_max, vec![1, 0]);
+        assert_eq!(ch.stats.packets, 3);
+    }
+
+    #[test]
     fn corrupted_frames_still_use_the_line() {
         let mut ch = channel(QueuePlan::Packets(10), ErrorPlan::Loss { p: 1.0 });
         let done = offer(&mut ch, 0, packet(960)).unwrap().unwrap();
