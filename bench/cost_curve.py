@@ -148,8 +148,8 @@ def measure(label: str, plan_json: str) -> dict[str, Any]:
 
 
 def best_of(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """A point's rounds as one: the least CPU, and the median's per packet beside it. The
-    runs are deterministic, so every round sent the same segments."""
+    """A point's rounds as one: the round of least CPU, with the rounds' median cost per
+    packet beside it. The runs are deterministic, so every round sent the same segments."""
     if len({(r["packets"], r["retransmits"]) for r in rounds}) != 1:
         raise SystemExit(f"{rounds[0]['point']}: the rounds differ in what they sent")
     best = min(rounds, key=lambda r: r["cpu_s"])
@@ -248,7 +248,7 @@ def main() -> None:
         parser.error(f"--curves takes rate, holes and flows, got {', '.join(sorted(unknown))}")
     packets = args.packets or (50_000 if args.quick else 200_000)
     min_duration = 0.5 if args.quick else 2.0
-    rounds = args.rounds or (1 if args.quick else 3)
+    rounds = args.rounds if args.rounds is not None else (1 if args.quick else 3)
     if rounds < 1:
         parser.error(f"--rounds takes a whole number of at least 1, got {rounds}")
     curves_plans: dict[str, list[tuple[str, str]]] = {}

@@ -12,7 +12,7 @@ pub struct Line {
     delay_ns: Nanos,
     framing: Framing,
     /// None on a lossless line without a schedule, which never draws; boxed, so that such a
-    /// line is 40 bytes and a channel's pass reads one line of it (net/channel.rs).
+    /// line is 48 bytes and a channel's pass reads one cache line of it (net/channel.rs).
     errors: Option<Box<ErrorProcess>>,
     /// Boxed: a line without a schedule pays only a pointer for the possibility.
     schedule: Option<Box<Schedule>>,
