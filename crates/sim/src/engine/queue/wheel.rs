@@ -112,6 +112,7 @@ impl<E> Wheel<E> {
         }
     }
 
+    #[inline]
     pub(super) fn pop(&mut self) -> Option<Entry<E>> {
         if self.current.is_empty() {
             self.advance()?;
