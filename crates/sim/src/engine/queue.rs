@@ -44,7 +44,7 @@ struct Line<E> {
     last_at: Nanos,
 }
 
-/// A line's FIFO may hold this many events' room whatever it holds (`Line::give_back_room`).
+/// The room a line's FIFO keeps however little it holds (`Line::give_back_room`).
 const LINE_ROOM: usize = 256;
 
 impl<E> Line<E> {
