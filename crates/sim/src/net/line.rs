@@ -52,32 +52,36 @@ impl Line {
         }
     }
 
+    /// A frame left the line at `now`: when it reaches the far end, and the error model the
+    /// schedule gives that moment (None: the line's own).
+    fn reach(&mut self, now: Nanos) -> (Nanos, Option<ErrorPlan>) {
+        match &mut self.schedule {
+            None => (now + self.delay_ns, None),
+            Some(schedule) => {
+                let (at, model) = schedule.depart(now);
+                (at, Some(model))
+            }
+        }
+    }
+
     /// A frame the error model does not apply to (the emulator's own control traffic, which
     /// no simulated path carries) left the line at `now`: when it reaches the far end. No
     /// draw is taken, so the frames after it meet the draws they would without it.
     pub fn pass(&mut self, now: Nanos) -> Nanos {
-        match &mut self.schedule {
-            None => now + self.delay_ns,
-            Some(schedule) => schedule.depart(now).0,
-        }
+        self.reach(now).0
     }
 
     /// The frame of `wire` bytes left the line at `now`: when it reaches the far end, or
     /// None if the error model destroyed it.
     pub fn depart(&mut self, now: Nanos, wire: u64) -> Option<Nanos> {
-        let (at, corrupted) = match &mut self.schedule {
-            None => (
-                now + self.delay_ns,
-                self.errors.as_mut().is_some_and(|e| e.corrupts(wire)),
-            ),
-            Some(schedule) => {
-                let (at, model) = schedule.depart(now);
-                let errors = self
-                    .errors
-                    .as_mut()
-                    .expect("a scheduled line has its errors");
-                (at, errors.corrupts_under(model, wire))
-            }
+        let (at, model) = self.reach(now);
+        let corrupted = match model {
+            None => self.errors.as_mut().is_some_and(|e| e.corrupts(wire)),
+            Some(model) => self
+                .errors
+                .as_mut()
+                .expect("a scheduled line has its errors")
+                .corrupts_under(model, wire),
         };
         (!corrupted).then_some(at)
     }
