@@ -45,16 +45,15 @@ def main() -> None:
     python = sys.executable
     with tempfile.TemporaryDirectory() as scratch:
         commands = [
-            "-m tcplab calibrate calibration/regression.toml --sim-only --jobs 1 --json"
-            f" --out {scratch}",
-            "bench/cost_curve.py --curves rate,holes --quick --packets 20000 --json",
-            "bench/cost_curve.py --curves flows --rounds 1 --json",
-            "bench/atm_table2.py --durations 100ms --json",
+            # The scratch directory goes in whole: its path may hold spaces.
+            "-m tcplab calibrate calibration/regression.toml --sim-only --jobs 1 --json".split()
+            + ["--out", scratch],
+            "bench/cost_curve.py --curves rate,holes --quick --packets 20000 --json".split(),
+            "bench/cost_curve.py --curves flows --rounds 1 --json".split(),
+            "bench/atm_table2.py --durations 100ms --json".split(),
         ]
         for command in commands:
-            subprocess.run(
-                [python, *command.split()], cwd=REPO, check=True, stdout=subprocess.DEVNULL
-            )
+            subprocess.run([python, *command], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     print(
         f"pgo-train: {count} examples, the regression grid, the cost curves and Table 2"
         f" in {time.monotonic() - started:.0f} s",
