@@ -28,6 +28,7 @@ use paths::Paths;
 
 /// Events name what they concern by index (a packet by its slot in `Simulation::packets`),
 /// so an entry of the queue is a few words and scheduling one allocates nothing.
+#[derive(Clone, Copy)]
 enum Event {
     /// A channel finished serializing its frame.
     TxDone(u32),
@@ -52,6 +53,17 @@ enum Event {
 
 // An event is three words at most, so that a queue entry (time, order, event) is 32 bytes.
 const _: () = assert!(std::mem::size_of::<Event>() <= 12);
+
+/// From this many connections on, prefetching reaches further ahead. What the next event
+/// reads is asked for one event ahead (`EventQueue::peek`): too little to hide a load from
+/// memory while other machines fill the shared L3. So what the next packet on a delay line
+/// reads is also asked for when it becomes the line's earliest, a few events before it
+/// arrives on a line many channels share (the access links' of a thousand-flow dumbbell),
+/// and when it is the next event, its connection's sender and receiver as well, through
+/// the side that is by then in the cache. A connection's state takes some 3-4 KB, so
+/// with fewer connections it stays in a core's own cache (1 MiB here) and this would only
+/// cost its instructions (1-4 % a segment for one flow, bench/README.md).
+const PREFETCH_AHEAD_FLOWS: usize = 256;
 
 /// What carries a channel's packets.
 #[derive(Clone, Copy)]
@@ -233,13 +245,19 @@ impl Simulation {
         self.dispatch();
         self.events
             .schedule(self.plan.trace_interval_ns.min(end), Event::Sample);
+        let far_ahead = self.flows.len() >= PREFETCH_AHEAD_FLOWS;
         while let Some((at, event)) = self.events.pop() {
             if at > end {
                 break;
             }
             self.now = at;
             if let Some(next) = self.events.peek() {
-                self.prefetch_for(next);
+                self.prefetch_for(next, far_ahead);
+            }
+            if far_ahead {
+                if let Some(ahead) = self.events.take_promoted() {
+                    self.prefetch_for(&ahead, false);
+                }
             }
             self.handle(event);
             self.dispatch();
@@ -336,8 +354,10 @@ impl Simulation {
 
     /// Starts loading what `event` will read first, if it is cold with many connections:
     /// the channel a frame leaves or enters, or the headers and the connection's side at
-    /// the end of a packet's route (crate::engine::prefetch).
-    fn prefetch_for(&self, event: &Event) {
+    /// the end of a packet's route (crate::engine::prefetch); `deep`, also the side's
+    /// sender and receiver, which means reading the side's pointers to them: for the next
+    /// event, whose side was asked for a few events before (`PREFETCH_AHEAD_FLOWS`).
+    fn prefetch_for(&self, event: &Event, deep: bool) {
         match *event {
             Event::TxDone(ch) => prefetch(&self.channels[ch as usize]),
             Event::Arrive(packet) => {
@@ -348,7 +368,16 @@ impl Simulation {
                     prefetch(&self.channels[ch]);
                 } else {
                     self.packets.prefetch_headers(packet.id);
-                    prefetch(&self.flows[p.flow()].sides[1 - p.route()]);
+                    let side = &self.flows[p.flow()].sides[1 - p.route()];
+                    prefetch(side);
+                    if deep {
+                        if let Some(tx) = &side.tx {
+                            prefetch(&**tx);
+                        }
+                        if let Some(rx) = &side.rx {
+                            prefetch(&**rx);
+                        }
+                    }
                 }
             }
             Event::SenderTimer(f, s) | Event::ReceiverTimer(f, s) | Event::AppWake(f, s) => {

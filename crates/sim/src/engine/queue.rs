@@ -93,6 +93,8 @@ pub struct EventQueue<E> {
     lines: Vec<Line<E>>,
     next_seq: u64,
     popped: u64,
+    /// The event the last pop moved from its delay line into the queue, if it did.
+    promoted: Option<E>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -102,11 +104,12 @@ impl<E> Default for EventQueue<E> {
             lines: Vec::new(),
             next_seq: 0,
             popped: 0,
+            promoted: None,
         }
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn schedule(&mut self, at: Nanos, event: E) {
         self.push(at, self.next_seq, event);
     }
@@ -178,6 +181,7 @@ impl<E> EventQueue<E> {
             match line.waiting.pop_front() {
                 Some((at, seq, event)) => {
                     line.give_back_room();
+                    self.promoted = Some(event);
                     self.events.push(Entry {
                         at,
                         seq,
@@ -195,6 +199,13 @@ impl<E> EventQueue<E> {
     /// slot being run (the queue does not look further: this is for prefetching).
     pub fn peek(&self) -> Option<&E> {
         self.events.peek().map(|e| &e.event)
+    }
+
+    /// The event that the last pop made its delay line's earliest, now queued: the packet
+    /// that reaches the line's far end next, a few events ahead on a line many channels
+    /// share (this is for prefetching further ahead than `peek`).
+    pub fn take_promoted(&mut self) -> Option<E> {
+        self.promoted.take()
     }
 
     /// Events handled so far, reported with every run as a measure of work done.
@@ -233,6 +244,23 @@ mod tests {
         assert_eq!(q.peek(), None);
         assert_eq!(q.pop(), Some((1_000_000, "far")));
         assert_eq!(q.popped(), 3);
+    }
+
+    #[test]
+    fn a_pop_names_the_event_it_made_its_lines_earliest() {
+        let mut q = EventQueue::default();
+        q.schedule_on_line(0, 10, "a");
+        q.schedule_on_line(0, 20, "b");
+        q.schedule(15, "plain");
+        assert_eq!(q.take_promoted(), None);
+        assert_eq!(q.pop(), Some((10, "a")));
+        assert_eq!(q.take_promoted(), Some("b"));
+        assert_eq!(q.take_promoted(), None);
+        assert_eq!(q.pop(), Some((15, "plain")));
+        assert_eq!(q.take_promoted(), None);
+        // The line's last event leaves it empty: nothing moves up.
+        assert_eq!(q.pop(), Some((20, "b")));
+        assert_eq!(q.take_promoted(), None);
     }
 
     #[test]
