@@ -58,11 +58,11 @@ const _: () = assert!(std::mem::size_of::<Event>() <= 12);
 /// reads is asked for one event ahead (`EventQueue::peek`): too little to hide a load from
 /// memory while other machines fill the shared L3. So what the next packet on a delay line
 /// reads is also asked for when it becomes the line's earliest, a few events before it
-/// arrives on a line many channels share (the access links' of a thousand-flow dumbbell),
-/// and when it is the next event, its connection's sender and receiver as well, through
-/// the side that is by then in the cache. A connection's state takes some 3-4 KB, so
-/// with fewer connections it stays in a core's own cache (1 MiB here) and this would only
-/// cost its instructions (1-4 % a segment for one flow, bench/README.md).
+/// arrives on a line many channels share (the access links' line of a thousand-flow
+/// dumbbell), and when it is the next event, its connection's sender and receiver as well,
+/// through the side that is by then in the cache. A connection's state takes some 3-4 KB,
+/// so with fewer connections it stays in a core's own cache (1 MiB here) and this would
+/// only cost its instructions (1-4 % a segment for one flow, bench/README.md).
 const PREFETCH_AHEAD_FLOWS: usize = 256;
 
 /// What carries a channel's packets.
