@@ -1,6 +1,7 @@
 use std::collections::VecDeque;
 
 use super::PacketRef;
+use crate::engine::prefetch;
 use crate::plan::QueuePlan;
 
 /// What a queue holds: an IP datagram, or one wrapped with where it goes next.
@@ -13,6 +14,10 @@ impl Queued for PacketRef {
         u64::from(self.ip_bytes)
     }
 }
+
+/// How many packets behind the one leaving a queue asks for (crate::engine::prefetch): a
+/// few cache lines on.
+const PREFETCH_AHEAD: usize = 8;
 
 /// A drop-tail FIFO limited in packets or in IP bytes. The packet being serialized has
 /// already left it, as in a Linux qdisc or an ns-3 device queue.
@@ -45,6 +50,11 @@ impl<T: Queued> DropTail<T> {
     pub fn pop(&mut self) -> Option<T> {
         let packet = self.packets.pop_front()?;
         self.bytes -= packet.ip_bytes();
+        // A long queue is read one packet a serialization, too seldom for the processor to
+        // see a stream: the packets a few lines on are asked for now.
+        if let Some(later) = self.packets.get(PREFETCH_AHEAD) {
+            prefetch(later);
+        }
         Some(packet)
     }
 
