@@ -19,43 +19,43 @@ impl Queued for PacketRef {
 /// few cache lines on.
 const PREFETCH_AHEAD: usize = 8;
 
-/// A drop-tail FIFO limited in packets or in IP bytes. The packet being serialized has
-/// already left it, as in a Linux qdisc or an ns-3 device queue.
-pub struct DropTail<T = PacketRef> {
-    limit: QueuePlan,
-    packets: VecDeque<T>,
+/// A FIFO that counts its packets' IP bytes: the drop-tail queue's, and the queue of CoDel,
+/// RED and PIE and each flow queue of FQ-CoDel (crate::net::aqm), which judge for
+/// themselves what it may hold.
+pub struct Fifo<T> {
+    items: VecDeque<T>,
     bytes: u64,
 }
 
-impl<T: Queued> DropTail<T> {
-    pub fn new(limit: QueuePlan) -> Self {
+impl<T> Default for Fifo<T> {
+    fn default() -> Self {
         Self {
-            limit,
-            packets: VecDeque::new(),
+            items: VecDeque::new(),
             bytes: 0,
         }
     }
+}
 
-    /// Appends the packet; hands it back when it does not fit (it is dropped).
-    pub fn push(&mut self, packet: T) -> Result<(), T> {
-        let size = packet.ip_bytes();
-        if !fits(self.limit, self.packets.len(), self.bytes, size) {
-            return Err(packet);
-        }
-        self.bytes += size;
-        self.packets.push_back(packet);
-        Ok(())
+impl<T: Queued> Fifo<T> {
+    pub fn push(&mut self, item: T) {
+        self.bytes += item.ip_bytes();
+        self.items.push_back(item);
     }
 
     pub fn pop(&mut self) -> Option<T> {
-        let packet = self.packets.pop_front()?;
-        self.bytes -= packet.ip_bytes();
+        let item = self.items.pop_front()?;
+        self.bytes -= item.ip_bytes();
         // A long queue is read one packet a serialization, too seldom for the processor to
         // see a stream: the packets a few lines on are asked for now.
-        if let Some(later) = self.packets.get(PREFETCH_AHEAD) {
+        if let Some(later) = self.items.get(PREFETCH_AHEAD) {
             prefetch(later);
         }
-        Some(packet)
+        Some(item)
+    }
+
+    /// Whether a packet of `ip_bytes` fits under `limit`.
+    pub fn fits(&self, limit: QueuePlan, ip_bytes: u64) -> bool {
+        fits(limit, self.items.len(), self.bytes, ip_bytes)
     }
 
     pub fn bytes(&self) -> u64 {
@@ -63,16 +63,57 @@ impl<T: Queued> DropTail<T> {
     }
 
     pub fn len(&self) -> usize {
-        self.packets.len()
+        self.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
+        self.items.is_empty()
+    }
+}
+
+/// A drop-tail FIFO limited in packets or in IP bytes. The packet being serialized has
+/// already left it, as in a Linux qdisc or an ns-3 device queue.
+pub struct DropTail<T = PacketRef> {
+    limit: QueuePlan,
+    fifo: Fifo<T>,
+}
+
+impl<T: Queued> DropTail<T> {
+    pub fn new(limit: QueuePlan) -> Self {
+        Self {
+            limit,
+            fifo: Fifo::default(),
+        }
+    }
+
+    /// Appends the packet; hands it back when it does not fit (it is dropped).
+    pub fn push(&mut self, packet: T) -> Result<(), T> {
+        if !self.fifo.fits(self.limit, packet.ip_bytes()) {
+            return Err(packet);
+        }
+        self.fifo.push(packet);
+        Ok(())
+    }
+
+    pub fn pop(&mut self) -> Option<T> {
+        self.fifo.pop()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+
+    pub fn len(&self) -> usize {
+        self.fifo.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty()
     }
 }
 
 /// Whether `extra` more IP bytes fit a queue holding `packets` and `bytes` under `limit`.
-pub(crate) fn fits(limit: QueuePlan, packets: usize, bytes: u64, extra: u64) -> bool {
+fn fits(limit: QueuePlan, packets: usize, bytes: u64, extra: u64) -> bool {
     match limit {
         QueuePlan::Packets(n) => (packets as u64) < n,
         QueuePlan::Bytes(n) => bytes + extra <= n,

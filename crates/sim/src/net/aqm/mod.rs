@@ -6,18 +6,19 @@
 //! is configured to, instead of dropping it.
 
 mod codel;
-mod fifo;
 mod fq_codel;
 mod pie;
 mod red;
 
 pub use codel::{Codel, CodelParams};
-pub use fifo::Fifo;
 pub use fq_codel::FqCodel;
 pub use pie::Pie;
 pub use red::Red;
 
 use super::{DropTail, Queued};
+
+/// The FIFO under CoDel, RED and PIE, and each flow queue of FQ-CoDel: of stamped packets.
+type Fifo<T> = super::queue::Fifo<Stamped<T>>;
 use crate::engine::{Nanos, RngStream};
 use crate::plan::{AqmPlan, QueuePlan};
 
