@@ -9,6 +9,9 @@ pub struct Network {
     hosts: usize,
     /// Per node: (neighbour, channel towards it), in link order.
     adjacent: Vec<Vec<(usize, usize)>>,
+    /// The same, routers only: what a route's search goes through. A dumbbell's router has
+    /// a link to each of its thousand hosts and one to the other router.
+    adjacent_routers: Vec<Vec<(usize, usize)>>,
 }
 
 impl Network {
@@ -18,15 +21,24 @@ impl Network {
             adjacent[a].push((b, 2 * i));
             adjacent[b].push((a, 2 * i + 1));
         }
-        Self { hosts, adjacent }
+        let adjacent_routers = adjacent
+            .iter()
+            .map(|next| next.iter().copied().filter(|&(n, _)| n >= hosts).collect())
+            .collect();
+        Self {
+            hosts,
+            adjacent,
+            adjacent_routers,
+        }
     }
 
     /// The channels from host `src` to host `dst` along a path with the fewest hops, which
     /// only routers forward on (a host is an end system, RFC 1122 §1.1.1). Breadth-first
-    /// search in link order, so equal-length paths are chosen the same way every run. Hosts
-    /// other than `dst` are dead ends and are not searched through: a route costs its
-    /// routers' links, not a pass over every host (a dumbbell of a thousand flows asks for
-    /// thousands of routes).
+    /// search in link order, so equal-length paths are chosen the same way every run: the
+    /// first node reached that has a link to `dst` ends the route, by the first of its
+    /// links there. Only routers are searched through, so a route costs its routers' links
+    /// between routers and `dst`'s own, not a pass over every host (a dumbbell of a
+    /// thousand flows asks for thousands of routes).
     pub fn route(&self, src: usize, dst: usize) -> Option<Vec<usize>> {
         if src == dst {
             return Some(Vec::new());
@@ -36,22 +48,23 @@ impl Network {
         let mut came_by: Vec<Option<(usize, usize)>> = vec![None; self.adjacent.len() - self.hosts];
         let mut frontier = VecDeque::from([src]);
         while let Some(node) = frontier.pop_front() {
-            for &(next, channel) in &self.adjacent[node] {
-                if next == dst {
-                    let mut channels = vec![channel];
-                    let mut at = node;
-                    while let Some((from, channel)) = router(at).and_then(|r| came_by[r]) {
-                        channels.push(channel);
-                        at = from;
-                    }
-                    channels.reverse();
-                    return Some(channels);
+            // `dst`'s links are in link order too, so its first to `node` is `node`'s first
+            // to it.
+            if let Some(&(_, back)) = self.adjacent[dst].iter().find(|&&(n, _)| n == node) {
+                let mut channels = vec![back ^ 1];
+                let mut at = node;
+                while let Some((from, channel)) = router(at).and_then(|r| came_by[r]) {
+                    channels.push(channel);
+                    at = from;
                 }
-                if let Some(r) = router(next) {
-                    if next != src && came_by[r].is_none() {
-                        came_by[r] = Some((node, channel));
-                        frontier.push_back(next);
-                    }
+                channels.reverse();
+                return Some(channels);
+            }
+            for &(next, channel) in &self.adjacent_routers[node] {
+                let r = next - self.hosts;
+                if next != src && came_by[r].is_none() {
+                    came_by[r] = Some((node, channel));
+                    frontier.push_back(next);
                 }
             }
         }
@@ -104,6 +117,57 @@ mod tests {
         let net = Network::new(3, 3, vec![[0, 1], [1, 2]]);
         assert_eq!(net.route(0, 2), None);
         assert_eq!(net.route(0, 1), Some(vec![0]));
+    }
+
+    /// The rule stated plainly: breadth-first over every node in link order, hosts other
+    /// than `src` not forwarded through, the first time `dst` is seen ends the route.
+    fn route_by_every_link(net: &Network, src: usize, dst: usize) -> Option<Vec<usize>> {
+        if src == dst {
+            return Some(Vec::new());
+        }
+        let mut came_by = vec![None; net.adjacent.len()];
+        let mut frontier = VecDeque::from([src]);
+        while let Some(node) = frontier.pop_front() {
+            for &(next, channel) in &net.adjacent[node] {
+                if next == dst {
+                    let mut channels = vec![channel];
+                    let mut at = node;
+                    while let Some((from, channel)) = came_by[at] {
+                        channels.push(channel);
+                        at = from;
+                    }
+                    channels.reverse();
+                    return Some(channels);
+                }
+                if next >= net.hosts && next != src && came_by[next].is_none() {
+                    came_by[next] = Some((node, channel));
+                    frontier.push_back(next);
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn routes_are_those_of_a_search_over_every_link() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(14);
+        for _ in 0..2_000 {
+            let hosts = rng.gen_range(2..6);
+            let nodes = hosts + rng.gen_range(0..6);
+            // Parallel links and links between hosts included: ties must break the same way.
+            let links = (0..rng.gen_range(1..14))
+                .map(|_| [rng.gen_range(0..nodes), rng.gen_range(0..nodes)])
+                .filter(|[a, b]| a != b)
+                .collect::<Vec<_>>();
+            let net = Network::new(hosts, nodes, links.clone());
+            for src in 0..hosts {
+                for dst in 0..hosts {
+                    let want = route_by_every_link(&net, src, dst);
+                    assert_eq!(net.route(src, dst), want, "{links:?} {src} -> {dst}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -79,6 +79,21 @@ impl Simulation {
             .collect();
         let delivered: u64 = flows.iter().map(|f| f.bytes_delivered).sum();
         let goodput_bps = rate_bps(delivered, stop);
+        // Each host's flows' goodput, summed in flow order: one pass, not one per host. (A
+        // flow's ends are hosts; the nodes past them, PEPs, have no row here.)
+        let mut own = vec![0.0; self.plan.hosts.len()];
+        for (c, row) in flows_connections.iter().zip(&flows) {
+            let (src, dst) = (c[0].hosts[0], c[c.len() - 1].hosts[1]);
+            let mut add = |end: usize| {
+                if let Some(sum) = own.get_mut(end) {
+                    *sum += row.goodput_bps;
+                }
+            };
+            add(src);
+            if dst != src {
+                add(dst);
+            }
+        }
         let hosts: Vec<HostResult> = self
             .cpus
             .iter()
@@ -88,12 +103,7 @@ impl Simulation {
                 let utilisation = cpu.as_ref().map_or(0.0, |c| {
                     Simulation::seconds(c.busy_until(stop)) / Simulation::seconds(stop.max(1))
                 });
-                let own: f64 = flows_connections
-                    .iter()
-                    .zip(&flows)
-                    .filter(|(c, _)| c[0].hosts[0] == h || c[c.len() - 1].hosts[1] == h)
-                    .map(|(_, row)| row.goodput_bps)
-                    .sum();
+                let own = own[h];
                 let stats = cpu.as_ref().map(|c| c.stats).unwrap_or_default();
                 HostResult {
                     host: self.plan.hosts[h].name.clone(),
