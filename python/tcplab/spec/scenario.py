@@ -204,9 +204,10 @@ def _topology_problems(spec: Spec) -> list[str]:
             problems.append(f'links.{i}.kind: joins ATM switch {switches[0]!r}, so "atm"')
     sized = ("file", "message")
     apps = spec.flow_apps()
+    host_names = set(hosts)
     for i, flow in enumerate(spec.flows):
         for field in ("src", "dst"):
-            if getattr(flow, field) not in hosts:
+            if getattr(flow, field) not in host_names:
                 problems.append(f"flows.{i}.{field}: {getattr(flow, field)!r} is not a host")
         if flow.src == flow.dst:
             problems.append(f"flows.{i}.dst: a flow joins two different hosts")
@@ -279,18 +280,19 @@ def _mtu_problems(spec: Spec) -> list[str]:
     """A host's segments must fit the encapsulation of each ATM link it sends on: every link
     of a path, or a host's own links with [[flows]] (the simulator checks whole routes)."""
     problems = []
+    index_of = {host.name: index for index, host in enumerate(spec.hosts)}
     for i, link in enumerate(spec.links):
         if link.kind != "atm":
             continue
         mtu = ENCAPSULATIONS[link.encapsulation or "llc-snap"].mtu
         ends = (
-            spec.hosts
+            range(len(spec.hosts))
             if not spec.flows
-            else [h for h in spec.hosts if h.name in (link.between or ())]
+            else sorted({index_of[name] for name in link.between or () if name in index_of})
         )
-        for host in ends:
+        for index in ends:
+            host = spec.hosts[index]
             if host.tcp.mss + TCP_IP_HEADER_BYTES > mtu:
-                index = spec.hosts.index(host)
                 problems.append(
                     f"hosts.{index}.tcp.mss: {host.tcp.mss} + {TCP_IP_HEADER_BYTES} bytes of"
                     f" TCP/IP headers exceed the {mtu}-byte MTU of links.{i}"

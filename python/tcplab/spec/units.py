@@ -83,12 +83,16 @@ def _parse(
     `bare_unit` names the unit a plain integer is taken to be in (sizes: bytes); quantities
     without it must carry a unit, because a bare "60" could mean seconds or milliseconds.
     """
-    hint = f"accepted units: {_accepted(units)} (e.g. {show_value(example)})"
+
+    def hint() -> str:
+        # Only for the error: a spec of many links parses thousands of quantities.
+        return f"accepted units: {_accepted(units)} (e.g. {show_value(example)})"
+
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise UnitError(f"{show_value(value)} is not a {what}; write a string, {hint}")
+        raise UnitError(f"{show_value(value)} is not a {what}; write a string, {hint()}")
     if isinstance(value, int):
         if bare_unit is None:
-            raise UnitError(f"{show_value(value)} has no unit; {hint}")
+            raise UnitError(f"{show_value(value)} has no unit; {hint()}")
         amount = value
     else:
         text = value.strip()
@@ -96,13 +100,13 @@ def _parse(
             raise UnitError(f"{show_value(value)} is negative; a {what} must not be negative")
         match = _QUANTITY.match(text)
         if match is None:
-            raise UnitError(f"{show_value(value)} is not a {what}; {hint}")
+            raise UnitError(f"{show_value(value)} is not a {what}; {hint()}")
         unit = match["unit"] or bare_unit
         if unit is None:
-            raise UnitError(f"{show_value(value)} has no unit; {hint}")
+            raise UnitError(f"{show_value(value)} has no unit; {hint()}")
         if unit not in units:
             raise UnitError(
-                f"{show_value(value)} is not a {what}: unknown unit {show_value(unit)}; {hint}"
+                f"{show_value(value)} is not a {what}: unknown unit {show_value(unit)}; {hint()}"
             )
         exact = Decimal(match["number"]) * units[unit]
         if exact != exact.to_integral_value():
