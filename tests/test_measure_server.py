@@ -6,6 +6,7 @@ well-behaved clients' tests run at the same time (issue #15). No root needed.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
@@ -258,3 +259,30 @@ def test_a_marked_control_connection_carries_its_dscp(running: Server) -> None:
     with client._control_connection("127.0.0.1", running.port, None) as plain:
         assert plain.getsockopt(socket.IPPROTO_IP, socket.IP_TOS) == 0
     assert running.alive()
+
+
+def test_the_client_starts_the_schedule_clocks_with_its_time_0_as_it_connects(
+    running: Server,
+) -> None:
+    """The emulator's schedules count from the data connection's opening (docs/emu.md): the
+    client writes its test's time 0 to each clock pipe just before it connects, and
+    closes them."""
+    pipes = [os.pipe(), os.pipe()]
+    before = time.monotonic_ns()
+    workload = Workload(
+        kind="bulk",
+        duration_ns=300 * MS,
+        interval_ns=100 * MS,
+        trace_interval_ns=100 * MS,
+        message_size=16384,
+    )
+    result = client.run(
+        "127.0.0.1", running.port, TcpOptions(), workload, clock_fds=[w for _, w in pipes]
+    )
+    for r, _ in pipes:
+        origin = int.from_bytes(os.read(r, 16), "little")
+        assert os.read(r, 1) == b"", "the client closes the clock pipe"
+        os.close(r)
+        # Before the test's 300 ms, which count from it.
+        assert before <= origin < before + 200 * MS
+    assert result["end"]["sum_sent"]["seconds"] == pytest.approx(0.3, abs=0.05)

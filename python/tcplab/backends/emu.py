@@ -248,17 +248,20 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "accept_timeout_s": SLACK_S,
         "count": count,
     }
-    # A schedule's time 0 is the moment the data connection opens, as in the simulator:
-    # the client is told to open it then, and the emulator to start the schedules then.
+    # A schedule's time 0 is the moment the data connection opens, as in the simulator. One
+    # client starts the schedules itself just before it opens the connection (a process
+    # woken late under load opened it up to 13 ms into a schedule begun at an agreed
+    # instant, and a delay spike then fell on other data); parallel clients are told
+    # when to open theirs, and the emulator to start the schedules then.
     scheduled = any(
         link[d]["schedule"] is not None for link in plan["links"] for d in ("forward", "reverse")
     )
+    clock_fds = net.clock_fds if scheduled and count == 1 else []
     server = net.popen(-1, [*child, json.dumps(server_config)])
     _wait_listening(server, SLACK_S)
     relays = emu_pep.start_relays(net, plan, PORT, duration_s + 2 * SLACK_S)
-    start_at_ns = time.monotonic_ns() + PARALLEL_START_NS if count > 1 or scheduled else None
-    if scheduled:
-        assert start_at_ns is not None
+    start_at_ns = time.monotonic_ns() + PARALLEL_START_NS if count > 1 else None
+    if scheduled and start_at_ns is not None:
         net.start_clock(start_at_ns)
     client_config = {
         "role": "client",
@@ -269,9 +272,10 @@ def _measure(net: EmuNetwork, plan: Mapping[str, Any]) -> dict[str, Any]:
         "test": test,
         "proxied": bool(relays),
         "control_dscp": CONTROL_DSCP,
+        "clock_fds": clock_fds,
     }
     configs = client_configs(plan, client_config, start_at_ns)
-    clients = [net.popen(0, [*child, json.dumps(config)]) for config in configs]
+    clients = [net.popen(0, [*child, json.dumps(config)], clock_fds) for config in configs]
     jitter_s = app.get("start_jitter_ns", 0) / NS_PER_S
     deadline = time.monotonic() + duration_s + 2 * SLACK_S + PARALLEL_START_NS / NS_PER_S
     deadline += jitter_s

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.errors import TcplabError
+from tcplab.measure.common import start_clocks
 
 PREFIX = "tcplab-"
 TUN_NAME = "tcplab0"
@@ -404,11 +405,16 @@ class EmuNetwork:
         if not readable or os.read(ready_r, 1) != b"r":
             raise EmuError(f"the emulator did not start: {outcome.get('error', 'timeout')}")
 
+    @property
+    def clock_fds(self) -> list[int]:
+        """Where the links' schedules take their time 0 (`start_clock`), for a process that
+        starts them itself: 8 bytes, CLOCK_MONOTONIC ns, little-endian, to each."""
+        return list(self._clocks)
+
     def start_clock(self, origin_ns: int) -> None:
         """Start the links' schedules (docs/models/schedules.md): their time 0 is
         `origin_ns` on CLOCK_MONOTONIC, the clock of every namespace."""
-        for clock in self._clocks:
-            os.write(clock, origin_ns.to_bytes(8, "little"))
+        start_clocks(self._clocks, origin_ns)
 
     def _configure(self, namespace: int, ends: Sequence[tuple[int, int]]) -> None:
         """Sysctls and `lo` of a namespace, then its device, address and route for each
@@ -439,15 +445,19 @@ class EmuNetwork:
             ip("addr", "add", f"{address}/32", "dev", tun)
             ip("route", "add", f"{peer}/32", "dev", tun, "src", address, *setup.route_options)
 
-    def popen(self, side: int, argv: Sequence[str]) -> subprocess.Popen[str]:
+    def popen(
+        self, side: int, argv: Sequence[str], pass_fds: Sequence[int] = ()
+    ) -> subprocess.Popen[str]:
         """Start `argv` in namespace `side` (0: the sender's, then the PEPs', -1 or the last:
-        the receiver's; without PEPs 1 is the receiver's), stdout piped."""
+        the receiver's; without PEPs 1 is the receiver's), stdout piped, with `pass_fds`
+        open in it under the same numbers."""
         child = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
+            pass_fds=pass_fds,
             preexec_fn=_in_namespace(self.namespaces[side], self._endpoint_cpus),
         )
         self._children.append(child)

@@ -47,6 +47,7 @@ def main(argv: list[str]) -> int:
             start_at_ns=config.get("start_at_ns"),
             origin_ns=config.get("origin_ns"),
             control_dscp=config.get("control_dscp"),
+            clock_fds=config.get("clock_fds", ()),
         )
     sys.stdout.write(json.dumps(result) + "\n")
     return 0

@@ -20,6 +20,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from tcplab.measure.common import (
     cpu_report,
     cpu_times,
     now_ns,
+    start_clocks,
 )
 from tcplab.measure.workload import Workload
 
@@ -68,17 +70,25 @@ def netstat() -> dict[str, int]:
 
 
 class _Sampler(threading.Thread):
-    """Reads TCP_INFO every `period_ns` from `origin_ns` on, until stopped."""
+    """Reads TCP_INFO every `period_ns` from the origin `begin` gives on, until stopped.
+    Started before the origin is known: starting a thread waits for it to run, which on a
+    busy CPU can take milliseconds that must not fall between the origin and connect()."""
 
-    def __init__(self, sock: socket.socket, origin_ns: int, period_ns: int) -> None:
+    def __init__(self, sock: socket.socket, period_ns: int) -> None:
         super().__init__(name="tcp-info-sampler", daemon=True)
         self.sock = sock
-        self.origin_ns = origin_ns
+        self.origin_ns = 0
         self.period_ns = period_ns
         self.rows: list[dict[str, Any]] = []
+        self.begun = threading.Event()
         self.done = threading.Event()
 
+    def begin(self, origin_ns: int) -> None:
+        self.origin_ns = origin_ns
+        self.begun.set()
+
     def run(self) -> None:
+        self.begun.wait()
         k = 1
         while True:
             due = self.origin_ns + k * self.period_ns
@@ -185,6 +195,7 @@ def run(
     start_at_ns: int | None = None,
     origin_ns: int | None = None,
     control_dscp: int | None = None,
+    clock_fds: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Run one test against the server at host:port; returns the iperf3-shaped result.
     `proxied`: host:port is a proxy's (the emulator's PEP), which connects to the server
@@ -194,7 +205,9 @@ def run(
     test's time 0 on that clock, from which its intervals, trace and duration count, shared
     by clients that open apart (default: when the data connection opens). `control_dscp`:
     mark the control connection's packets with this DSCP (the emulator keeps them out of
-    its error models)."""
+    its error models). `clock_fds`: the emulator's schedule clocks, started here with the
+    test's time 0, just before the data connection opens, so that a schedule counts from
+    the connection's opening as the simulator's does however late this process runs."""
     control_sock = _control_connection(host, port, control_dscp)
     rr: transactions.ClientSide | None = None
     with control_sock:
@@ -219,18 +232,25 @@ def run(
             options.apply(data)
             # The server tells this test's data connection by the port it comes from.
             data.bind(("", 0))
-            if start_at_ns is not None:
-                time.sleep(max(start_at_ns - now_ns(), 0) / NS_PER_S)
+            # Done before the wait, so that from time 0 to connect() only a few system
+            # calls pass: the emulator's schedules count from it.
             counters_before = netstat()
             cpu_start = cpu_times()
-            t0 = now_ns() if origin_ns is None else origin_ns
-            control.send({"event": "connecting", "t0_ns": t0, "ports": [data.getsockname()[1]]})
-            sampler = _Sampler(data, t0, workload.trace_interval_ns)
+            sampler = _Sampler(data, workload.trace_interval_ns)
             sampler.start()
             try:
+                if start_at_ns is not None:
+                    time.sleep(max(start_at_ns - now_ns(), 0) / NS_PER_S)
+                t0 = now_ns() if origin_ns is None else origin_ns
+                start_clocks(clock_fds, t0)
+                for fd in clock_fds:
+                    os.close(fd)
+                control.send({"event": "connecting", "t0_ns": t0, "ports": [data.getsockname()[1]]})
+                sampler.begin(t0)
                 _connect_writer_waiting(data, (host, port))
             except BaseException:
                 sampler.done.set()
+                sampler.begun.set()
                 raise
             established_ns = now_ns()
             data.setblocking(False)

@@ -9,9 +9,11 @@ that every byte the receiving application reads is a byte of goodput.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import socket
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,3 +197,11 @@ def cpu_report(
         "user_percent": 100.0 * user / wall_s if wall_s > 0 else 0.0,
         "system_percent": 100.0 * system / wall_s if wall_s > 0 else 0.0,
     }
+
+
+def start_clocks(fds: Sequence[int], origin_ns: int) -> None:
+    """Start the emulator's link schedules: their time 0 is `origin_ns` on CLOCK_MONOTONIC
+    (the clock of every namespace), written to each emulator's clock pipe as 8 bytes,
+    little-endian (crates/emu's `Shuttle::clock_fd`)."""
+    for fd in fds:
+        os.write(fd, origin_ns.to_bytes(8, "little"))
