@@ -60,9 +60,19 @@ def test_a_delay_spike_s_spurious_timeout_is_undone_in_sim_and_emu(sack: bool) -
     the delayed segments' ACKs and undoes it; so does the simulator's linux profile, and
     without undo and F-RTO it resends the whole window. Without SACK Linux keeps the same
     states, counting duplicate ACKs as SACKed segments (tcp_add_reno_sack), and so does
-    the simulator (before, its NewReno fallback resent hundreds of segments here)."""
+    the simulator (before, its NewReno fallback resent hundreds of segments here).
+
+    The spike starts at 3.3 s, not the example's 3 s: without SACK a fast retransmission
+    leaves the bottleneck at 2.990-2.999 s, and a spike that holds it makes the timeout
+    one in Recovery, which Linux does not undo (no F-RTO there, and the first ACK echoes
+    that retransmission's own timestamp); so does the simulator with the spike at 2.91-2.992 s.
+    From 3.1 s to 3.675 s both variants undo it in the simulator."""
     spec = tcplab.load_spec(EXAMPLES / "delay-spike.toml").model_dump(mode="json")
     spec["duration"] = "5s"
+    spec["links"][0]["schedule"] = [
+        {"at": "3.3s", "delay": "600ms"},
+        {"at": "3.35s", "delay": "20ms"},
+    ]
     for host in spec["hosts"]:
         host["tcp"]["sack"] = sack
     runs = {"sim": tcplab.run(spec, backend="sim"), "emu": tcplab.run(spec, backend="emu")}
