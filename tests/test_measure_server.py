@@ -54,15 +54,18 @@ def running() -> Iterator[Server]:
     s.listener.close()
 
 
-def bulk(port: int, duration_ms: int = 300) -> dict[str, Any]:
-    workload = Workload(
+def bulk_workload(duration_ms: int = 300) -> Workload:
+    return Workload(
         kind="bulk",
         duration_ns=duration_ms * MS,
         interval_ns=100 * MS,
         trace_interval_ns=100 * MS,
         message_size=16384,
     )
-    return client.run("127.0.0.1", port, TcpOptions(), workload)
+
+
+def bulk(port: int, duration_ms: int = 300) -> dict[str, Any]:
+    return client.run("127.0.0.1", port, TcpOptions(), bulk_workload(duration_ms))
 
 
 def rr(port: int) -> dict[str, Any]:
@@ -269,15 +272,8 @@ def test_the_client_starts_the_schedule_clocks_with_its_time_0_as_it_connects(
     closes them."""
     pipes = [os.pipe(), os.pipe()]
     before = time.monotonic_ns()
-    workload = Workload(
-        kind="bulk",
-        duration_ns=300 * MS,
-        interval_ns=100 * MS,
-        trace_interval_ns=100 * MS,
-        message_size=16384,
-    )
     result = client.run(
-        "127.0.0.1", running.port, TcpOptions(), workload, clock_fds=[w for _, w in pipes]
+        "127.0.0.1", running.port, TcpOptions(), bulk_workload(), clock_fds=[w for _, w in pipes]
     )
     for r, _ in pipes:
         origin = int.from_bytes(os.read(r, 16), "little")
