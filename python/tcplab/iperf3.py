@@ -41,7 +41,7 @@ def to_iperf3(result: RunResult) -> dict[str, Any]:
             " repetitions (run with repetitions = 1, or --seed for another one)"
         )
     spec = validate_spec(result.meta["spec"])
-    streams = [_Stream(result, spec, index) for index in range(len(result.flows))]
+    streams = _streams(result, spec)
     ends = [float(t) for t in result.series["t_s"]]
     by_stream: list[list[dict[str, Any]]] = [[] for _ in streams]
     intervals = []
@@ -85,8 +85,7 @@ def flow_intervals(result: RunResult) -> list[dict[str, Any]]:
     spec = validate_spec(result.meta["spec"])
     ends = [float(t) for t in result.series["t_s"]]
     rows = []
-    for index, flow in enumerate(result.flows):
-        stream = _Stream(result, spec, index)
+    for flow, stream in zip(result.flows, _streams(result, spec), strict=True):
         for k, end in enumerate(ends):
             row = stream.interval(k, ends[k - 1] if k else 0.0, end)
             rows.append(
@@ -96,33 +95,73 @@ def flow_intervals(result: RunResult) -> list[dict[str, Any]]:
     return rows
 
 
-class _Stream:
-    """One flow: its row of the result, its hosts' TCP settings and its trace samples."""
-
-    def __init__(self, result: RunResult, spec: Spec, index: int) -> None:
-        self.socket = index + 1
-        self.flow = result.flows[index]
-        self.sender = _tcp(spec, self.flow["src"])
-        self.receiver = _tcp(spec, self.flow["dst"])
-        trace = result.trace
-        # The stream is the source's connection: segment 0 of a flow a PEP splits.
-        segments = trace.get("segment") or [0] * trace.rows
-        rows = [
-            i
-            for i, (f, s) in enumerate(zip(trace.get("flow", []), segments, strict=True))
-            if f == self.flow["flow"] and s == 0
-        ]
-        self.times = [float(trace["t_s"][i]) for i in rows]
-        self.samples = [{name: trace[name][i] for name in trace} for i in rows]
-        self.counted = bool(self.samples) and all(
-            sample.get("acked_bytes") is not None for sample in self.samples
+def _streams(result: RunResult, spec: Spec) -> list[_Stream]:
+    """Every flow's stream. The trace's columns are read once and its rows parted by flow
+    in one pass (per flow, a pass over the whole trace made a 1,000-flow report take
+    minutes)."""
+    tcp = {host.name: host.tcp for host in spec.hosts}
+    for flow in result.flows:
+        for side in ("src", "dst"):
+            if flow[side] not in tcp:
+                raise TcplabError(
+                    f"the result names a host {flow[side]!r} its scenario does not have"
+                )
+    trace = result.trace.to_dict()
+    names = list(trace)
+    flows = trace.get("flow", [])
+    # A stream is the source's connection: segment 0 of a flow a PEP splits.
+    segments = trace.get("segment") or [0] * len(flows)
+    rows: dict[Any, list[int]] = {}
+    for i, (f, s) in enumerate(zip(flows, segments, strict=True)):
+        if s == 0:
+            rows.setdefault(f, []).append(i)
+    series = [int(b) for b in result.series["interval_bytes"]]
+    streams = []
+    for index, flow in enumerate(result.flows):
+        own = rows.get(flow["flow"], [])
+        stream = _Stream(
+            socket=index + 1,
+            flow=flow,
+            sender=tcp[flow["src"]],
+            receiver=tcp[flow["dst"]],
+            times=[float(trace["t_s"][i]) for i in own],
+            samples=[{name: trace[name][i] for name in names} for i in own],
+            series=series,
         )
-        if not self.counted and len(result.flows) > 1:
+        if not stream.counted and len(result.flows) > 1:
             raise TcplabError(
-                f"flow {self.flow['flow']}: the trace keeps no bytes acknowledged to cut"
+                f"flow {flow['flow']}: the trace keeps no bytes acknowledged to cut"
                 " this flow's intervals from"
             )
-        self.series = [int(b) for b in result.series["interval_bytes"]]
+        streams.append(stream)
+    return streams
+
+
+class _Stream:
+    """One flow: its row of the result, its hosts' TCP settings, its trace samples (and
+    their times) and the run's bytes delivered per interval."""
+
+    def __init__(
+        self,
+        *,
+        socket: int,
+        flow: Mapping[str, Any],
+        sender: Tcp,
+        receiver: Tcp,
+        times: list[float],
+        samples: list[dict[str, Any]],
+        series: list[int],
+    ) -> None:
+        self.socket = socket
+        self.flow = flow
+        self.sender = sender
+        self.receiver = receiver
+        self.times = times
+        self.samples = samples
+        self.counted = bool(samples) and all(
+            sample.get("acked_bytes") is not None for sample in samples
+        )
+        self.series = series
 
     def _at(self, t_s: float) -> Mapping[str, Any]:
         """The last sample at or before `t_s`; before the first, the connection's start."""
@@ -168,13 +207,6 @@ class _Stream:
     def receiver_end(self, elapsed: float) -> dict[str, Any]:
         delivered = int(self.flow.get("bytes_delivered") or 0)
         return {"socket": self.socket, **_span(0.0, elapsed, delivered), "sender": False}
-
-
-def _tcp(spec: Spec, name: str) -> Tcp:
-    for host in spec.hosts:
-        if host.name == name:
-            return host.tcp
-    raise TcplabError(f"the result names a host {name!r} its scenario does not have")
 
 
 def _span(start: float, end: float, count: int) -> dict[str, Any]:
