@@ -126,6 +126,33 @@ def test_per_interval_bytes_and_trace_have_time_axes(tmp_path: Path) -> None:
         assert path.stat().st_size > 1000
 
 
+def test_a_legend_of_many_flows_names_the_first_and_counts_the_rest() -> None:
+    flows = 40
+    series = pd.DataFrame(
+        {
+            "flow": [f for f in range(flows) for _ in (1, 2)],
+            "t_s": [t for _ in range(flows) for t in (1.0, 2.0)],
+            "goodput_bps": [1e6] * (2 * flows),
+        }
+    )
+    figure = plots.per_interval(series, "goodput_bps", series=("flow",))
+    assert len(figure.axes[0].get_lines()) + len(figure.axes[0].patches) == flows
+    (legend,) = figure.legends
+    labels = [text.get_text() for text in legend.get_texts()]
+    shown = plots.MAX_LEGEND_ENTRIES - 1
+    assert labels == [*(f"flow {f}" for f in range(shown)), f"and {flows - shown} more"]
+    trace = pd.DataFrame(
+        {
+            "flow": list(range(flows)),
+            "t_s": [1.0] * flows,
+            "cwnd_bytes": [14600] * flows,
+            "srtt_s": [0.05] * flows,
+        }
+    )
+    (legend,) = plots.sender_trace(trace, series=("flow",)).legends
+    assert len(legend.get_texts()) == plots.MAX_LEGEND_ENTRIES
+
+
 def test_quantities_and_values_carry_their_units() -> None:
     assert plots.quantity("links.0.delay") == plots.Quantity("one-way delay", "duration")
     assert plots.quantity("jitter_s") == plots.Quantity("jitter", "time")

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from tcplab.report import display, fonts
 from tcplab.report.schedule import Track
@@ -182,9 +183,16 @@ def scale(kind: Kind, values: Iterable[float]) -> Scale:
 def format_value(column: str, value: object) -> str:
     """One value of a column for a legend or a tick, with its unit: "32 KiB", "6.5 dB"."""
     kind = quantity(column).kind
-    if not _is_numeric(pd.Series([value]), kind):
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    ):
+        # What `numeric` makes of a number, without a Series per cell (a table of a
+        # thousand flows has tens of thousands).
+        number = float(value) / (1e9 if kind == "duration" else 1.0)
+    elif not _is_numeric(pd.Series([value]), kind):
         return display.flag(bool(value)) if isinstance(value, (bool, np.bool_)) else str(value)
-    number = float(numeric(pd.Series([value]), kind).iloc[0])
+    else:
+        number = float(numeric(pd.Series([value]), kind).iloc[0])
     shown = scale(kind, [number])
     text = f"{number / shown.factor:.4g}"
     return f"{text} {shown.unit}" if shown.unit else text
@@ -282,9 +290,24 @@ def _ci(frame: pd.DataFrame, y: str, ci: str | None) -> str | None:
     return f"{y}_ci95" if f"{y}_ci95" in frame else None
 
 
+# Lines a legend names one by one; past them it names the first and counts the rest. A
+# legend of a thousand flows would be taller than the plot, and drawing it took most of
+# a report's time.
+MAX_LEGEND_ENTRIES = 16
+
+
+def _legend_entries(axes: Axes) -> tuple[list[Any], list[str]]:
+    handles, labels = axes.get_legend_handles_labels()
+    if len(handles) <= MAX_LEGEND_ENTRIES:
+        return handles, labels
+    shown = MAX_LEGEND_ENTRIES - 1
+    more = Line2D([], [], linestyle="none")
+    return [*handles[:shown], more], [*labels[:shown], f"and {len(handles) - shown} more"]
+
+
 def _legend(axes: Axes) -> None:
     # A single unlabelled line needs no legend; several lines (or a reference line) do.
-    handles, labels = axes.get_legend_handles_labels()
+    handles, labels = _legend_entries(axes)
     if len(handles) > 3:
         # Under the plot rather than over its lines (constrained layout makes room).
         axes.figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small")
@@ -516,7 +539,7 @@ def _finish_over_time(
     for axes in panels:
         axes.set_xlabel("time (s)")
         axes.set_ylim(bottom=0)
-    handles, labels = panels[0].get_legend_handles_labels()
+    handles, labels = _legend_entries(panels[0])
     if handles:
         figure.legend(handles, labels, loc="outside lower center", ncols=ncols, fontsize="small")
     if title:
