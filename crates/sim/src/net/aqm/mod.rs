@@ -16,11 +16,11 @@ pub use pie::Pie;
 pub use red::Red;
 
 use super::{DropTail, Queued};
+use crate::engine::{Nanos, RngStream};
+use crate::plan::{AqmPlan, QueuePlan};
 
 /// The FIFO under CoDel, RED and PIE, and each flow queue of FQ-CoDel: of stamped packets.
 type Fifo<T> = super::queue::Fifo<Stamped<T>>;
-use crate::engine::{Nanos, RngStream};
-use crate::plan::{AqmPlan, QueuePlan};
 
 /// What a discipline needs to know of an arriving packet besides its size.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
