@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcplab.errors import TcplabError
@@ -137,31 +138,25 @@ def _streams(result: RunResult, spec: Spec) -> list[_Stream]:
     return streams
 
 
+@dataclass(kw_only=True)
 class _Stream:
     """One flow: its row of the result, its hosts' TCP settings, its trace samples (and
     their times) and the run's bytes delivered per interval."""
 
-    def __init__(
-        self,
-        *,
-        socket: int,
-        flow: Mapping[str, Any],
-        sender: Tcp,
-        receiver: Tcp,
-        times: list[float],
-        samples: list[dict[str, Any]],
-        series: list[int],
-    ) -> None:
-        self.socket = socket
-        self.flow = flow
-        self.sender = sender
-        self.receiver = receiver
-        self.times = times
-        self.samples = samples
-        self.counted = bool(samples) and all(
-            sample.get("acked_bytes") is not None for sample in samples
+    socket: int
+    flow: Mapping[str, Any]
+    sender: Tcp
+    receiver: Tcp
+    times: list[float]
+    samples: list[dict[str, Any]]
+    series: list[int]
+    # Whether the samples count bytes acknowledged: read for every interval, so kept.
+    counted: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.counted = bool(self.samples) and all(
+            sample.get("acked_bytes") is not None for sample in self.samples
         )
-        self.series = series
 
     def _at(self, t_s: float) -> Mapping[str, Any]:
         """The last sample at or before `t_s`; before the first, the connection's start."""
