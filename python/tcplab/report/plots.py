@@ -138,13 +138,18 @@ def numeric(values: pd.Series, kind: Kind) -> pd.Series:
     if values.map(lambda value: isinstance(value, (bool, np.bool_))).any():
         raise ValueError("true/false is a category, not a number")
     if pd.api.types.is_numeric_dtype(values):
-        return values.astype(float) / (1e9 if kind == "duration" else 1.0)
+        return values.astype(float) / _plain_unit(kind)
     if kind == "duration":
         return values.map(lambda value: units.parse_duration(value) / 1e9).astype(float)
     parse = _PARSERS.get(kind)
     if parse is None:
         return values.map(float)
     return values.map(parse).astype(float)
+
+
+def _plain_unit(kind: Kind) -> float:
+    """A plain number of this kind in base units: durations come as integer nanoseconds."""
+    return 1e9 if kind == "duration" else 1.0
 
 
 def _is_numeric(values: pd.Series, kind: Kind) -> bool:
@@ -188,11 +193,12 @@ def format_value(column: str, value: object) -> str:
     ):
         # What `numeric` makes of a number, without a Series per cell (a table of a
         # thousand flows has tens of thousands).
-        number = float(value) / (1e9 if kind == "duration" else 1.0)
-    elif not _is_numeric(pd.Series([value]), kind):
-        return display.flag(bool(value)) if isinstance(value, (bool, np.bool_)) else str(value)
+        number = float(value) / _plain_unit(kind)
     else:
-        number = float(numeric(pd.Series([value]), kind).iloc[0])
+        try:
+            number = float(numeric(pd.Series([value]), kind).iloc[0])
+        except (ValueError, TypeError):
+            return display.flag(bool(value)) if isinstance(value, (bool, np.bool_)) else str(value)
     shown = scale(kind, [number])
     text = f"{number / shown.factor:.4g}"
     return f"{text} {shown.unit}" if shown.unit else text
